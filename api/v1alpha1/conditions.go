@@ -1,0 +1,31 @@
+package v1alpha1
+
+// Condition types, reasons and event reasons used in TopologyDisruptionBudget
+// status and events.
+const (
+	// ConditionDisruptionAllowed is True when at least one eviction could be
+	// allowed now.
+	ConditionDisruptionAllowed = "DisruptionAllowed"
+
+	// ReasonSufficientPods: some domain has more healthy pods than it needs.
+	ReasonSufficientPods = "SufficientPods"
+	// ReasonInsufficientPods: no domain has a healthy pod to spare.
+	ReasonInsufficientPods = "InsufficientPods"
+	// ReasonDomainError: a covered pod's domain is unknown (its node lacks
+	// the topologyKey label or is not found); nothing is allowed.
+	ReasonDomainError = "DomainError"
+	// ReasonSyncFailed: the status could not be computed; nothing is allowed.
+	ReasonSyncFailed = "SyncFailed"
+
+	// EventReasonDomainError is emitted when covered pods sit on nodes
+	// without the topologyKey label.
+	EventReasonDomainError = "DomainError"
+	// EventReasonNoScale is emitted when a covered pod's controller has no
+	// scale the budget can read.
+	EventReasonNoScale = "NoScale"
+	// EventReasonUnmanagedPods is emitted when covered pods have no
+	// controller; they are not counted as expected, as in policy/v1.
+	EventReasonUnmanagedPods = "UnmanagedPods"
+	// EventReasonInvalidSpec is emitted when the spec cannot be evaluated.
+	EventReasonInvalidSpec = "InvalidSpec"
+)

@@ -1,0 +1,306 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// UnhealthyPodEvictionPolicyType says when pods that are running but not Ready
+// may be evicted. The values and their meaning are those of policy/v1.
+// +kubebuilder:validation:Enum=IfHealthyBudget;AlwaysAllow
+type UnhealthyPodEvictionPolicyType string
+
+const (
+	// IfHealthyBudget lets a running but not Ready pod be evicted only while
+	// its domain is not disrupted (currentHealthy >= desiredHealthy > 0).
+	IfHealthyBudget UnhealthyPodEvictionPolicyType = "IfHealthyBudget"
+	// AlwaysAllow lets a running but not Ready pod be evicted whatever the
+	// budget says; such an eviction is not charged to the budget.
+	AlwaysAllow UnhealthyPodEvictionPolicyType = "AlwaysAllow"
+)
+
+// RolloutStrategyType says how the operator walks the domains during an update.
+// +kubebuilder:validation:Enum=DomainByDomain;AllDomains
+type RolloutStrategyType string
+
+const (
+	// DomainByDomain finishes one domain (every pod updated and Ready) before
+	// it starts the next.
+	DomainByDomain RolloutStrategyType = "DomainByDomain"
+	// AllDomains updates every domain at once, each within its own budget.
+	AllDomains RolloutStrategyType = "AllDomains"
+)
+
+// NodeSelectorOperator is the operator of a NodeSelectorRequirement; the set is
+// that of core/v1.
+// +kubebuilder:validation:Enum=In;NotIn;Exists;DoesNotExist;Gt;Lt
+type NodeSelectorOperator string
+
+// NodeSelectorRequirement is a core/v1 NodeSelectorRequirement whose
+// invariants are checked by the API server.
+// +kubebuilder:validation:XValidation:rule="self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : true",message="values must be non-empty when operator is In or NotIn"
+// +kubebuilder:validation:XValidation:rule="self.operator in ['Exists', 'DoesNotExist'] ? (!has(self.values) || size(self.values) == 0) : true",message="values must be empty when operator is Exists or DoesNotExist"
+// +kubebuilder:validation:XValidation:rule="self.operator in ['Gt', 'Lt'] ? (has(self.values) && size(self.values) == 1 && self.values[0].matches('^-?[0-9]+$')) : true",message="values must hold exactly one integer when operator is Gt or Lt"
+type NodeSelectorRequirement struct {
+	// key is the node label key the requirement applies to.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=317
+	Key string `json:"key"`
+	// operator relates the key to the values: In, NotIn, Exists, DoesNotExist,
+	// Gt or Lt.
+	// +required
+	Operator NodeSelectorOperator `json:"operator"`
+	// values are the label values. In and NotIn need at least one; Exists and
+	// DoesNotExist take none; Gt and Lt take exactly one integer.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=63
+	Values []string `json:"values,omitempty"`
+}
+
+// NodeFieldSelectorRequirement selects nodes by a field; as in core/v1 only
+// metadata.name with In or NotIn is supported.
+type NodeFieldSelectorRequirement struct {
+	// key is the node field; only metadata.name is supported.
+	// +required
+	// +kubebuilder:validation:Enum=metadata.name
+	Key string `json:"key"`
+	// operator is In or NotIn.
+	// +required
+	// +kubebuilder:validation:Enum=In;NotIn
+	Operator NodeSelectorOperator `json:"operator"`
+	// values are node names; at least one.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=253
+	Values []string `json:"values"`
+}
+
+// NodeSelectorTerm has the shape of core/v1 NodeSelectorTerm: the requirements
+// are ANDed. An empty term matches every node.
+type NodeSelectorTerm struct {
+	// matchExpressions are requirements on node labels.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	MatchExpressions []NodeSelectorRequirement `json:"matchExpressions,omitempty"`
+	// matchFields are requirements on node fields (metadata.name).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	MatchFields []NodeFieldSelectorRequirement `json:"matchFields,omitempty"`
+}
+
+// RolloutSpec asks the operator to drive updates and order scale-downs of the
+// covered workloads domain by domain.
+type RolloutSpec struct {
+	// strategy is DomainByDomain (finish one domain before the next) or
+	// AllDomains (every domain at once, each within its budget).
+	// +optional
+	// +kubebuilder:default=DomainByDomain
+	Strategy RolloutStrategyType `json:"strategy,omitempty"`
+	// domainOrder lists domain names in the order they are updated. Domains
+	// not listed follow in ascending name order. Names must be unique.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=63
+	DomainOrder []string `json:"domainOrder,omitempty"`
+	// paused stops the rollout after the pods already being replaced.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+}
+
+// TopologyDisruptionBudgetSpec is the desired budget.
+// +kubebuilder:validation:XValidation:rule="has(self.minAvailable) != has(self.maxUnavailable)",message="exactly one of minAvailable or maxUnavailable must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxDisruptedDomains) || (has(self.topologyKey) && self.topologyKey != '')",message="maxDisruptedDomains requires topologyKey",fieldPath=".maxDisruptedDomains"
+type TopologyDisruptionBudgetSpec struct {
+	// selector picks the covered pods, in the budget's own namespace only. An
+	// empty selector covers every pod of the namespace, as in policy/v1.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="matchExpressions operator must be In, NotIn, Exists or DoesNotExist"
+	Selector *metav1.LabelSelector `json:"selector"`
+
+	// topologyKey is the node label whose value is a pod's failure domain; the
+	// budget applies to each domain separately. Unset, the whole budget is one
+	// domain named "all" and behaves like a policy/v1 PodDisruptionBudget.
+	// +optional
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="!self.contains('/') || self.split('/')[0].size() <= 253",message="the prefix of topologyKey must be at most 253 characters"
+	TopologyKey string `json:"topologyKey,omitempty"`
+
+	// nodeSelectorTerm, when set, limits the budget to pods on nodes that
+	// match it (the field of the KEP "Topology-aware Workload Controllers").
+	// +optional
+	NodeSelectorTerm *NodeSelectorTerm `json:"nodeSelectorTerm,omitempty"`
+
+	// maxUnavailable is how many pods of each domain may be unavailable at
+	// once: an integer, or a percentage "N%" of the domain's expected pods
+	// rounded up. Exactly one of maxUnavailable and minAvailable is set.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be a non-negative integer or a percentage between 0% and 100%"
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+
+	// minAvailable is how many pods of each domain must stay healthy: an
+	// integer, or a percentage "N%" of the domain's expected pods rounded up.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be a non-negative integer or a percentage between 0% and 100%"
+	MinAvailable *intstr.IntOrString `json:"minAvailable,omitempty"`
+
+	// maxDisruptedDomains, when set, is how many domains may have unavailable
+	// pods at once: an eviction in a domain is allowed only if fewer than this
+	// many other domains have unavailable pods. Needs topologyKey.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxDisruptedDomains *int32 `json:"maxDisruptedDomains,omitempty"`
+
+	// unhealthyPodEvictionPolicy says when running pods that are not Ready
+	// may be evicted: IfHealthyBudget (only while their domain is not
+	// disrupted) or AlwaysAllow. Same meaning as in policy/v1.
+	// +optional
+	// +kubebuilder:default=IfHealthyBudget
+	UnhealthyPodEvictionPolicy UnhealthyPodEvictionPolicyType `json:"unhealthyPodEvictionPolicy,omitempty"`
+
+	// rollout, when set, lets the operator drive updates and order
+	// scale-downs of the covered workloads by domain.
+	// +optional
+	Rollout *RolloutSpec `json:"rollout,omitempty"`
+}
+
+// DomainStatus is the budget of one failure domain.
+type DomainStatus struct {
+	// name is the domain: the topologyKey label value of its nodes, or "all"
+	// when the budget has no topologyKey.
+	// +required
+	Name string `json:"name"`
+	// expectedPods are the covered pods scheduled in the domain plus the
+	// missing pods attributed to it.
+	ExpectedPods int32 `json:"expectedPods"`
+	// currentHealthy counts the domain's pods that are Ready, not being
+	// deleted and not recorded in disruptedPods.
+	CurrentHealthy int32 `json:"currentHealthy"`
+	// desiredHealthy is the number of healthy pods the budget keeps.
+	DesiredHealthy int32 `json:"desiredHealthy"`
+	// disruptionsAllowed is how many more pods of the domain may be evicted
+	// right now, maxDisruptedDomains included.
+	DisruptionsAllowed int32 `json:"disruptionsAllowed"`
+}
+
+// DisruptedPod records an eviction that was granted but whose effect the
+// status controller has not finished accounting for.
+type DisruptedPod struct {
+	// name is the evicted pod's name.
+	// +required
+	Name string `json:"name"`
+	// uid is the evicted pod's UID, so a new pod with the same name (a
+	// StatefulSet replacement) is not mistaken for it.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
+	// domain is the domain the pod was in when it was evicted.
+	// +required
+	Domain string `json:"domain"`
+	// controllerUID is the UID of the pod's controller (its controllerRef),
+	// so the pod, once gone, is counted missing in its own domain.
+	// +optional
+	ControllerUID types.UID `json:"controllerUID,omitempty"`
+	// time is when the eviction was granted.
+	// +required
+	Time metav1.Time `json:"time"`
+}
+
+// TopologyDisruptionBudgetStatus is the observed state of the budget.
+type TopologyDisruptionBudgetStatus struct {
+	// observedGeneration is the generation the status was computed for.
+	// Evictions are refused while it is behind metadata.generation.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// expectedPods is the sum of the domains' expected pods.
+	// +optional
+	ExpectedPods int32 `json:"expectedPods"`
+	// currentHealthy is the sum of the domains' healthy pods.
+	// +optional
+	CurrentHealthy int32 `json:"currentHealthy"`
+	// disruptionsAllowed is what evictions could get right now, summed over
+	// the domains.
+	// +optional
+	DisruptionsAllowed int32 `json:"disruptionsAllowed"`
+	// domainCount is the number of domains in domains (for kubectl get).
+	// +optional
+	DomainCount int32 `json:"domainCount"`
+	// domains has one entry per domain, sorted by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Domains []DomainStatus `json:"domains,omitempty"`
+	// disruptedPods are evictions granted but not yet fully observed. They
+	// live here, not in the operator's memory, so they survive restarts.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	DisruptedPods []DisruptedPod `json:"disruptedPods,omitempty"`
+	// conditions: DisruptionAllowed says whether an eviction could be
+	// allowed now, and why not.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// TopologyDisruptionBudget is a disruption budget applied per failure domain.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=tdb,categories=all
+// +kubebuilder:printcolumn:name="Allowed",type=integer,JSONPath=`.status.disruptionsAllowed`,description="Evictions allowed now, summed over domains"
+// +kubebuilder:printcolumn:name="Healthy",type=integer,JSONPath=`.status.currentHealthy`
+// +kubebuilder:printcolumn:name="Expected",type=integer,JSONPath=`.status.expectedPods`
+// +kubebuilder:printcolumn:name="Domains",type=integer,JSONPath=`.status.domainCount`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type TopologyDisruptionBudget struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired budget.
+	// +required
+	Spec TopologyDisruptionBudgetSpec `json:"spec"`
+	// status is the budget as last computed by the operator.
+	// +optional
+	Status TopologyDisruptionBudgetStatus `json:"status,omitempty"`
+}
+
+// TopologyDisruptionBudgetList is a list of TopologyDisruptionBudgets.
+// +kubebuilder:object:root=true
+type TopologyDisruptionBudgetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the budgets.
+	Items []TopologyDisruptionBudget `json:"items"`
+}
+
+// ToCore returns the term as a core/v1 NodeSelectorTerm.
+func (t *NodeSelectorTerm) ToCore() corev1.NodeSelectorTerm {
+	out := corev1.NodeSelectorTerm{}
+	for _, e := range t.MatchExpressions {
+		out.MatchExpressions = append(out.MatchExpressions, corev1.NodeSelectorRequirement{
+			Key: e.Key, Operator: corev1.NodeSelectorOperator(e.Operator), Values: e.Values,
+		})
+	}
+	for _, f := range t.MatchFields {
+		out.MatchFields = append(out.MatchFields, corev1.NodeSelectorRequirement{
+			Key: f.Key, Operator: corev1.NodeSelectorOperator(f.Operator), Values: f.Values,
+		})
+	}
+	return out
+}
+
+func init() {
+	SchemeBuilder.Register(&TopologyDisruptionBudget{}, &TopologyDisruptionBudgetList{})
+}

@@ -1,0 +1,102 @@
+package budget
+
+import (
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+// Per-domain allowance, with the arithmetic of policy/v1 applied to each
+// domain on its own:
+//
+//	maxUnavailable: desiredHealthy = max(0, expected - maxUnavailable)
+//	minAvailable:   desiredHealthy = minAvailable
+//	a percentage is of the domain's expected pods, rounded up
+//	disruptionsAllowed = max(0, currentHealthy - desiredHealthy), and 0 when
+//	the domain expects no pod
+//
+// then maxDisruptedDomains: a domain may be disrupted only if fewer than
+// maxDisruptedDomains other domains have unavailable pods
+// (currentHealthy < expectedPods).
+
+// DesiredHealthy is how many healthy pods a domain expecting expected pods
+// must keep under spec.
+func DesiredHealthy(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, expected int32) int32 {
+	var desired int32
+	switch {
+	case spec.MaxUnavailable != nil:
+		desired = expected - scaled(spec.MaxUnavailable, expected)
+	case spec.MinAvailable != nil:
+		desired = scaled(spec.MinAvailable, expected)
+	default:
+		// The API server refuses a spec with neither; treat one that slips
+		// through as allowing nothing.
+		desired = expected
+	}
+	return max(desired, 0)
+}
+
+// scaled resolves an int or a percentage of total, rounding up as policy/v1
+// does. Values the API refuses (malformed percentages) resolve to total,
+// which errs on the side of allowing nothing.
+func scaled(v *intstr.IntOrString, total int32) int32 {
+	n, err := intstr.GetScaledValueFromIntOrPercent(v, int(total), true)
+	if err != nil {
+		return total
+	}
+	return int32(n)
+}
+
+// allowances fills desiredHealthy and disruptionsAllowed of each row.
+func allowances(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, rows []policyv1alpha1.DomainStatus) []policyv1alpha1.DomainStatus {
+	for i := range rows {
+		r := &rows[i]
+		r.DesiredHealthy = DesiredHealthy(spec, r.ExpectedPods)
+		r.DisruptionsAllowed = 0
+		if r.ExpectedPods > 0 && r.CurrentHealthy > r.DesiredHealthy {
+			r.DisruptionsAllowed = r.CurrentHealthy - r.DesiredHealthy
+		}
+	}
+	LimitDisruptedDomains(spec, rows)
+	return rows
+}
+
+// LimitDisruptedDomains zeroes the allowance of every domain that may not be
+// disrupted because maxDisruptedDomains other domains already are.
+func LimitDisruptedDomains(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, rows []policyv1alpha1.DomainStatus) {
+	if spec.MaxDisruptedDomains == nil {
+		return
+	}
+	limit := *spec.MaxDisruptedDomains
+	disrupted := int32(0)
+	for _, r := range rows {
+		if isDisrupted(r) {
+			disrupted++
+		}
+	}
+	for i := range rows {
+		others := disrupted
+		if isDisrupted(rows[i]) {
+			others--
+		}
+		if others >= limit {
+			rows[i].DisruptionsAllowed = 0
+		}
+	}
+}
+
+// isDisrupted says whether a domain has unavailable pods.
+func isDisrupted(r policyv1alpha1.DomainStatus) bool {
+	return r.CurrentHealthy < r.ExpectedPods
+}
+
+// disruptedDomains lists the domains with unavailable pods other than skip.
+func disruptedDomains(rows []policyv1alpha1.DomainStatus, skip string) []string {
+	var out []string
+	for _, r := range rows {
+		if r.Name != skip && isDisrupted(r) {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+package budget
+
+import (
+	"sort"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+// Missing-pod attribution: a controller's missing pods (its scale minus its
+// scheduled pods) must count against some domain, never be ignored, or an
+// eviction whose replacement does not exist yet would let another domain be
+// disrupted at the same time. The rules, in order:
+//
+//  1. A missing pod explained by an eviction record of the same controller
+//     belongs to the record's domain (newest records first; records beyond the
+//     missing count are dropped, oldest first, as replacements get scheduled).
+//  2. A controller whose scheduled pods all sit in one domain expects exactly
+//     its scale there (its other missing pods, and policy/v1's view of a
+//     surge, where pods briefly outnumber the scale).
+//  3. Otherwise each domain expects the controller's pods scheduled there, and
+//     every remaining missing pod counts against every covered domain of the
+//     controller; a controller with no scheduled pod at all counts its
+//     missing pods against every domain of the budget.
+//
+// Pods without a controller count where they run; nothing replaces them.
+
+// attribution is what missing-pod attribution adds to the domains.
+type attribution struct {
+	// expected adds expected pods to the named domains.
+	expected map[string]int32
+	// everyDomain adds expected pods to every domain of the budget.
+	everyDomain int32
+	// keptRecords are the gone records still explaining a missing pod.
+	keptRecords []policyv1alpha1.DisruptedPod
+	// noScale lists pods whose controller has no known scale.
+	noScale []string
+}
+
+// ownerPods gathers one scale-bearing controller's pods by domain.
+type ownerPods struct {
+	owner Owner
+	// scheduled counts the controller's placed pods by domain; pods outside
+	// nodeSelectorTerm and pods without a domain have their own keys.
+	scheduled map[string]int32
+	total     int32
+	records   []policyv1alpha1.DisruptedPod
+}
+
+const (
+	uncoveredKey = "\x00uncovered"
+	noDomainKey  = "\x00nodomain"
+)
+
+func attributeMissing(placed placement, gone []policyv1alpha1.DisruptedPod, owners map[types.UID]Owner) attribution {
+	att := attribution{expected: map[string]int32{}}
+	byOwner := map[types.UID]*ownerPods{}
+	ownerOf := func(ctrl types.UID) (*ownerPods, bool) {
+		o, ok := owners[ctrl]
+		if !ok {
+			return nil, false
+		}
+		op := byOwner[o.UID]
+		if op == nil {
+			op = &ownerPods{owner: o, scheduled: map[string]int32{}}
+			byOwner[o.UID] = op
+		}
+		return op, true
+	}
+
+	for i := range placed.pods {
+		pp := &placed.pods[i]
+		if pp.controller == "" {
+			if pp.kind == inDomain {
+				att.expected[pp.domain]++
+			}
+			continue
+		}
+		op, ok := ownerOf(pp.controller)
+		if !ok {
+			att.noScale = append(att.noScale, pp.pod.Name)
+			if pp.kind == inDomain {
+				att.expected[pp.domain]++
+			}
+			continue
+		}
+		switch pp.kind {
+		case inDomain:
+			op.scheduled[pp.domain]++
+		case uncovered:
+			op.scheduled[uncoveredKey]++
+		case noDomain:
+			op.scheduled[noDomainKey]++
+		case unscheduled:
+			continue
+		}
+		op.total++
+	}
+	for _, r := range gone {
+		if op, ok := ownerOf(r.ControllerUID); ok {
+			op.records = append(op.records, r)
+		}
+		// A record whose controller is unknown cannot explain a missing
+		// pod any more (the controller is gone): it is dropped.
+	}
+
+	// Iterate owners in a stable order so results are deterministic.
+	uids := make([]types.UID, 0, len(byOwner))
+	for uid := range byOwner {
+		uids = append(uids, uid)
+	}
+	sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
+	for _, uid := range uids {
+		att.addOwner(byOwner[uid])
+	}
+	return att
+}
+
+func (att *attribution) addOwner(op *ownerPods) {
+	missing := op.owner.Replicas - op.total
+	if missing < 0 {
+		missing = 0
+	}
+	// Rule 1: the newest records explain missing pods; older ones are done.
+	sort.SliceStable(op.records, func(i, j int) bool { return op.records[i].Time.After(op.records[j].Time.Time) })
+	explained := min(missing, int32(len(op.records)))
+	for _, r := range op.records[:explained] {
+		att.expected[r.Domain]++
+		att.keptRecords = append(att.keptRecords, r)
+	}
+	rest := missing - explained
+
+	switch len(op.scheduled) {
+	case 0:
+		att.everyDomain += rest
+	case 1:
+		// Rule 2: the controller's scale, less what records placed
+		// elsewhere, belongs to its one domain.
+		for d := range op.scheduled {
+			if isDomainKey(d) {
+				att.expected[d] += op.owner.Replicas - explained
+			}
+		}
+	default:
+		for d, n := range op.scheduled {
+			if isDomainKey(d) {
+				att.expected[d] += n + rest
+			}
+		}
+	}
+}
+
+func isDomainKey(d string) bool { return d != uncoveredKey && d != noDomainKey }

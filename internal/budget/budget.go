@@ -1,0 +1,182 @@
+// Package budget holds the pure decision logic of tdb-operator: which pods a
+// TopologyDisruptionBudget covers, which failure domain each belongs to, how
+// many pods each domain expects, how many may be disrupted, and whether one
+// eviction may proceed. It imports no client and reads no clock: callers pass
+// everything in, including the time.
+package budget
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+// AllDomain names the single domain of a budget without topologyKey.
+const AllDomain = "all"
+
+// DefaultRecordTimeout bounds how long an eviction record protects a pod that
+// is still running and not being deleted: after it, the record is taken for a
+// phantom (something after the webhook refused the eviction) and dropped. It
+// matches the policy/v1 disruption controller's DeletionTimeout.
+const DefaultRecordTimeout = 2 * time.Minute
+
+// Owner is the scale-bearing controller of a group of pods, as resolved by the
+// caller from a pod's controllerRef (a ReplicaSet owned by a Deployment
+// resolves to the Deployment, as in the policy/v1 disruption controller).
+type Owner struct {
+	// UID identifies the scale-bearing controller.
+	UID types.UID
+	// Kind and Name are for messages.
+	Kind, Name string
+	// Replicas is the controller's desired scale.
+	Replicas int32
+}
+
+// Input is everything one status computation needs.
+type Input struct {
+	// Budget is the TDB: its namespace, spec and status.disruptedPods are read.
+	Budget *policyv1alpha1.TopologyDisruptionBudget
+	// Pods are candidate pods; those outside the budget's namespace or not
+	// matching its selector are ignored.
+	Pods []*corev1.Pod
+	// Nodes finds a node by name; a nil result means the node is unknown.
+	Nodes func(name string) *corev1.Node
+	// Owners maps a controllerRef UID (of a pod, or of an eviction record) to
+	// its scale-bearing controller. A missing entry means no scale is known.
+	Owners map[types.UID]Owner
+	// Now is the time of the computation.
+	Now time.Time
+	// RecordTimeout overrides DefaultRecordTimeout when positive.
+	RecordTimeout time.Duration
+}
+
+// DomainIssue names a covered pod whose domain cannot be told.
+type DomainIssue struct {
+	Pod, Node, Reason string
+}
+
+// ExpiredRecord is an eviction record dropped because its pod kept running.
+type ExpiredRecord struct {
+	Pod  string
+	Time time.Time
+}
+
+// Result is the computed status of one budget plus what the caller should
+// report about it.
+type Result struct {
+	// Domains is one row per domain, sorted by name.
+	Domains []policyv1alpha1.DomainStatus
+	// ExpectedPods, CurrentHealthy and DisruptionsAllowed sum the domains.
+	ExpectedPods, CurrentHealthy, DisruptionsAllowed int32
+	// DisruptedPods are the eviction records still needed, sorted by name.
+	DisruptedPods []policyv1alpha1.DisruptedPod
+	// ExpiredRecords were dropped because their pod kept running.
+	ExpiredRecords []ExpiredRecord
+	// DomainIssues are covered pods whose node has no topologyKey label or
+	// is unknown; while there are any, nothing is allowed.
+	DomainIssues []DomainIssue
+	// NoScale lists pods whose controller has no known scale; while there are
+	// any, nothing is allowed (as policy/v1 does).
+	NoScale []string
+	// UnmanagedPods are covered pods without a controller; they count where
+	// they run but nothing replaces them.
+	UnmanagedPods []string
+	// Err is set when the spec itself cannot be evaluated.
+	Err error
+	// RecheckAt, when set, is the earliest time a record expires: the status
+	// must be computed again then even if nothing else changes.
+	RecheckAt *time.Time
+}
+
+// Blocked says why nothing may be disrupted, or "" when the numbers stand.
+func (r *Result) Blocked() (reason, message string) {
+	switch {
+	case r.Err != nil:
+		return policyv1alpha1.ReasonSyncFailed, r.Err.Error()
+	case len(r.DomainIssues) > 0:
+		i := r.DomainIssues[0]
+		return policyv1alpha1.ReasonDomainError, fmt.Sprintf(
+			"%d covered pod(s) have no domain, e.g. pod %s on node %q: %s; label the node or fix nodeSelectorTerm",
+			len(r.DomainIssues), i.Pod, i.Node, i.Reason)
+	case len(r.NoScale) > 0:
+		return policyv1alpha1.ReasonSyncFailed, fmt.Sprintf(
+			"%d covered pod(s) have a controller without a readable scale, e.g. pod %s; give the controller a scale subresource or use an integer minAvailable without topologyKey",
+			len(r.NoScale), r.NoScale[0])
+	}
+	return "", ""
+}
+
+// Compute evaluates a budget over the given pods. It never fails: an input it
+// cannot evaluate yields a Result that allows nothing and says why.
+func Compute(in Input) Result {
+	spec := &in.Budget.Spec
+	cov, err := newCoverage(in.Budget, in.Nodes)
+	if err != nil {
+		return Result{Err: err}
+	}
+	timeout := in.RecordTimeout
+	if timeout <= 0 {
+		timeout = DefaultRecordTimeout
+	}
+
+	placed := cov.place(in.Pods)
+	var res Result
+	res.DomainIssues = placed.issues
+	res.UnmanagedPods = placed.unmanaged
+
+	records := keepRecords(in.Budget.Status.DisruptedPods, placed.byName, in.Now, timeout)
+	res.ExpiredRecords = records.expired
+	res.RecheckAt = records.recheckAt
+
+	scaleBased := usesScale(spec)
+	counts := newDomainCounts(placed, !scaleBased)
+	if spec.TopologyKey == "" {
+		counts.ensure(AllDomain)
+	}
+	if scaleBased {
+		att := attributeMissing(placed, records.gone, in.Owners)
+		res.NoScale = att.noScale
+		counts.addAttribution(att)
+		records.keepGone(att.keptRecords)
+	}
+	counts.countHealthy(placed, records.protecting())
+	res.DisruptedPods = records.result()
+
+	res.Domains = allowances(spec, counts.rows())
+	if reason, _ := res.Blocked(); reason != "" {
+		for i := range res.Domains {
+			res.Domains[i].DisruptionsAllowed = 0
+		}
+	}
+	for _, d := range res.Domains {
+		res.ExpectedPods += d.ExpectedPods
+		res.CurrentHealthy += d.CurrentHealthy
+		res.DisruptionsAllowed += d.DisruptionsAllowed
+	}
+	return res
+}
+
+// usesScale says whether expected pods come from the owners' scales. As in
+// policy/v1, an integer minAvailable without topology counts the pods that
+// exist; every per-domain budget needs scales so that missing pods are seen.
+func usesScale(spec *policyv1alpha1.TopologyDisruptionBudgetSpec) bool {
+	if spec.TopologyKey != "" || spec.MaxUnavailable != nil {
+		return true
+	}
+	return spec.MinAvailable != nil && spec.MinAvailable.Type == intstr.String
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

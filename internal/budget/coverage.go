@@ -1,0 +1,209 @@
+package budget
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+// placeKind says where a selected pod stands with respect to the budget.
+type placeKind int
+
+const (
+	// inDomain: the pod runs on a covered node whose domain is known.
+	inDomain placeKind = iota
+	// uncovered: the pod runs on a node outside nodeSelectorTerm.
+	uncovered
+	// unscheduled: the pod has no node yet; its owner counts it missing.
+	unscheduled
+	// noDomain: the pod's node is unknown or lacks the topologyKey label.
+	noDomain
+)
+
+// placedPod is a selected, non-terminal pod and where it stands.
+type placedPod struct {
+	pod    *corev1.Pod
+	kind   placeKind
+	domain string
+	// controller is the UID of the pod's controllerRef, "" when it has none.
+	controller types.UID
+}
+
+// placement is the result of placing every selected pod.
+type placement struct {
+	pods      []placedPod
+	byName    map[string]*placedPod
+	issues    []DomainIssue
+	unmanaged []string
+}
+
+// coverage answers which pods a budget covers and in which domain.
+type coverage struct {
+	namespace   string
+	selector    labels.Selector
+	nodeFilter  *nodeaffinity.NodeSelector
+	topologyKey string
+	nodes       func(string) *corev1.Node
+	// nodeCache memoises a node's placement; many pods share a node.
+	nodeCache map[string]nodePlace
+}
+
+type nodePlace struct {
+	kind   placeKind
+	domain string
+	reason string
+}
+
+func newCoverage(tdb *policyv1alpha1.TopologyDisruptionBudget, nodes func(string) *corev1.Node) (*coverage, error) {
+	spec := &tdb.Spec
+	if spec.Selector == nil {
+		return nil, fmt.Errorf("spec.selector is required")
+	}
+	sel, err := metav1.LabelSelectorAsSelector(spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("parsing spec.selector: %w", err)
+	}
+	c := &coverage{
+		namespace:   tdb.Namespace,
+		selector:    sel,
+		topologyKey: spec.TopologyKey,
+		nodes:       nodes,
+		nodeCache:   map[string]nodePlace{},
+	}
+	if t := spec.NodeSelectorTerm; t != nil && (len(t.MatchExpressions) > 0 || len(t.MatchFields) > 0) {
+		// An empty term would match no node in core/v1; here it means no
+		// restriction, so only a non-empty term becomes a filter.
+		ns, err := nodeaffinity.NewNodeSelector(&corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{t.ToCore()}})
+		if err != nil {
+			return nil, fmt.Errorf("parsing spec.nodeSelectorTerm: %w", err)
+		}
+		c.nodeFilter = ns
+	}
+	if c.nodes == nil {
+		c.nodes = func(string) *corev1.Node { return nil }
+	}
+	return c, nil
+}
+
+// singleDomain says whether every selected pod is in the one domain "all"
+// whatever its node: no topologyKey and no nodeSelectorTerm, exactly the
+// situation of a policy/v1 PodDisruptionBudget.
+func (c *coverage) singleDomain() bool {
+	return c.topologyKey == "" && c.nodeFilter == nil
+}
+
+// selects says whether the budget's namespace and selector pick the pod.
+func (c *coverage) selects(pod *corev1.Pod) bool {
+	return pod.Namespace == c.namespace && c.selector.Matches(labels.Set(pod.Labels))
+}
+
+// placeOnNode tells where a pod on the named node stands.
+func (c *coverage) placeOnNode(nodeName string) nodePlace {
+	if c.singleDomain() {
+		return nodePlace{kind: inDomain, domain: AllDomain}
+	}
+	if p, ok := c.nodeCache[nodeName]; ok {
+		return p
+	}
+	p := c.evaluateNode(nodeName)
+	c.nodeCache[nodeName] = p
+	return p
+}
+
+func (c *coverage) evaluateNode(nodeName string) nodePlace {
+	node := c.nodes(nodeName)
+	if node == nil {
+		return nodePlace{kind: noDomain, reason: "node not found"}
+	}
+	if c.nodeFilter != nil && !c.nodeFilter.Match(node) {
+		return nodePlace{kind: uncovered}
+	}
+	if c.topologyKey == "" {
+		return nodePlace{kind: inDomain, domain: AllDomain}
+	}
+	domain, ok := node.Labels[c.topologyKey]
+	if !ok {
+		return nodePlace{kind: noDomain, reason: fmt.Sprintf("node has no label %s", c.topologyKey)}
+	}
+	return nodePlace{kind: inDomain, domain: domain}
+}
+
+// place classifies every selected, non-terminal pod.
+func (c *coverage) place(pods []*corev1.Pod) placement {
+	out := placement{pods: make([]placedPod, 0, len(pods))}
+	for _, pod := range pods {
+		if !c.selects(pod) || isTerminal(pod) {
+			continue
+		}
+		pp := placedPod{pod: pod, kind: unscheduled}
+		if ref := metav1.GetControllerOf(pod); ref != nil {
+			pp.controller = ref.UID
+		}
+		if pod.Spec.NodeName != "" || c.singleDomain() {
+			np := c.placeOnNode(pod.Spec.NodeName)
+			pp.kind, pp.domain = np.kind, np.domain
+			if np.kind == noDomain {
+				out.issues = append(out.issues, DomainIssue{Pod: pod.Name, Node: pod.Spec.NodeName, Reason: np.reason})
+			}
+		}
+		if pp.controller == "" && pp.kind == inDomain {
+			out.unmanaged = append(out.unmanaged, pod.Name)
+		}
+		out.pods = append(out.pods, pp)
+	}
+	out.byName = make(map[string]*placedPod, len(out.pods))
+	for i := range out.pods {
+		out.byName[out.pods[i].pod.Name] = &out.pods[i]
+	}
+	return out
+}
+
+// DomainOf tells whether the budget covers the pod and, if so, its domain.
+// A covered pod whose domain cannot be told yields an error; an unscheduled
+// pod is covered with domain "".
+func DomainOf(tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, nodes func(string) *corev1.Node) (covered bool, domain string, err error) {
+	c, err := newCoverage(tdb, nodes)
+	if err != nil {
+		return false, "", err
+	}
+	if !c.selects(pod) {
+		return false, "", nil
+	}
+	if pod.Spec.NodeName == "" && !c.singleDomain() {
+		return true, "", nil
+	}
+	p := c.placeOnNode(pod.Spec.NodeName)
+	switch p.kind {
+	case uncovered:
+		return false, "", nil
+	case noDomain:
+		return true, "", fmt.Errorf("pod %s/%s on node %q: %s", pod.Namespace, pod.Name, pod.Spec.NodeName, p.reason)
+	}
+	return true, p.domain, nil
+}
+
+func isTerminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+// isReady reports the pod's Ready condition.
+func isReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// IsHealthy says whether a pod counts as healthy apart from eviction
+// records: Ready and not being deleted.
+func IsHealthy(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp == nil && isReady(pod)
+}

@@ -1,0 +1,79 @@
+package budget
+
+import (
+	"k8s.io/apimachinery/pkg/types"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+// domainCounts accumulates expected and healthy pods per domain.
+type domainCounts struct {
+	expected map[string]int32
+	healthy  map[string]int32
+}
+
+// newDomainCounts opens a row for every domain a covered pod runs in. Without
+// owner scales (an integer minAvailable without topology, as in policy/v1),
+// the pods that exist are the expected ones.
+func newDomainCounts(placed placement, countPods bool) *domainCounts {
+	dc := &domainCounts{expected: map[string]int32{}, healthy: map[string]int32{}}
+	for i := range placed.pods {
+		pp := &placed.pods[i]
+		if pp.kind != inDomain {
+			continue
+		}
+		if countPods {
+			dc.expected[pp.domain]++
+		} else {
+			dc.ensure(pp.domain)
+		}
+	}
+	return dc
+}
+
+// ensure opens a row for domain d even if no pod runs there.
+func (dc *domainCounts) ensure(d string) {
+	if _, ok := dc.expected[d]; !ok {
+		dc.expected[d] = 0
+	}
+}
+
+// addAttribution adds what missing-pod attribution placed in the domains.
+func (dc *domainCounts) addAttribution(att attribution) {
+	for d, n := range att.expected {
+		dc.expected[d] += n
+	}
+	if att.everyDomain > 0 {
+		for d := range dc.expected {
+			dc.expected[d] += att.everyDomain
+		}
+	}
+}
+
+// countHealthy counts the pods that are Ready, not being deleted and not
+// protected by an eviction record.
+func (dc *domainCounts) countHealthy(placed placement, protected map[string]types.UID) {
+	for i := range placed.pods {
+		pp := &placed.pods[i]
+		if pp.kind != inDomain || !IsHealthy(pp.pod) {
+			continue
+		}
+		if uid, ok := protected[pp.pod.Name]; ok && (uid == "" || uid == pp.pod.UID) {
+			continue
+		}
+		dc.healthy[pp.domain]++
+	}
+}
+
+// rows returns one row per domain, sorted by name, without allowances.
+func (dc *domainCounts) rows() []policyv1alpha1.DomainStatus {
+	out := make([]policyv1alpha1.DomainStatus, 0, len(dc.expected))
+	for _, d := range sortedKeys(dc.expected) {
+		out = append(out, policyv1alpha1.DomainStatus{
+			Name:           d,
+			ExpectedPods:   dc.expected[d],
+			CurrentHealthy: dc.healthy[d],
+		})
+	}
+	return out
+}

@@ -1,0 +1,210 @@
+package budget
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+// MaxDisruptedPods bounds status.disruptedPods, as policy/v1 bounds its map:
+// past it, evictions are refused until the status controller catches up.
+const MaxDisruptedPods = 2000
+
+// Reasons of eviction decisions; they label metrics, so the set is closed.
+const (
+	// DecisionCharged: allowed and recorded against the budget.
+	DecisionCharged = "Charged"
+	// DecisionPodNotRunning: pending, terminal or deleting pods pass.
+	DecisionPodNotRunning = "PodNotRunning"
+	// DecisionUnhealthyPod: a not-Ready pod passes under the
+	// unhealthyPodEvictionPolicy without a charge.
+	DecisionUnhealthyPod = "UnhealthyPod"
+	// DecisionAlreadyRecorded: the pod's eviction was granted before; it is
+	// not charged twice.
+	DecisionAlreadyRecorded = "AlreadyRecorded"
+	// DecisionStaleStatus: status.observedGeneration is behind the spec.
+	DecisionStaleStatus = "StaleStatus"
+	// DecisionBlocked: the status controller could not compute the budget.
+	DecisionBlocked = "Blocked"
+	// DecisionUnknownDomain: the pod's domain has no row in status yet.
+	DecisionUnknownDomain = "UnknownDomain"
+	// DecisionInsufficientPods: the domain has no healthy pod to spare.
+	DecisionInsufficientPods = "InsufficientPods"
+	// DecisionMaxDisruptedDomains: too many other domains are disrupted.
+	DecisionMaxDisruptedDomains = "MaxDisruptedDomains"
+	// DecisionTooManyRecords: status.disruptedPods is full.
+	DecisionTooManyRecords = "TooManyRecords"
+)
+
+// EvictionRequest is one eviction to decide against one budget.
+type EvictionRequest struct {
+	// Pod is the pod to evict, as the caller last saw it.
+	Pod *corev1.Pod
+	// Domain is the pod's domain under this budget (see DomainOf); "" for an
+	// unscheduled pod.
+	Domain string
+	// Now is the time of the decision, recorded in the record.
+	Now time.Time
+}
+
+// Decision is the answer of one budget to one eviction.
+type Decision struct {
+	// Allowed says whether this budget lets the eviction proceed.
+	Allowed bool
+	// Reason is one of the Decision* constants.
+	Reason string
+	// Message explains a refusal to the user (kubectl prints it).
+	Message string
+	// Status, when not nil, is the new status to write for the eviction to
+	// count: the record added and the domain's allowance decremented. An
+	// allowed decision with a nil Status needs no write.
+	Status *policyv1alpha1.TopologyDisruptionBudgetStatus
+}
+
+// DecideEviction decides one eviction against one budget's current status.
+// The status is the ledger: the decision reads only it (not the pods), and an
+// allowed eviction that must be counted returns the new status, to be written
+// with the budget's resourceVersion so that concurrent decisions serialise.
+func DecideEviction(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) Decision {
+	pod := req.Pod
+	if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
+		return Decision{Allowed: true, Reason: DecisionPodNotRunning}
+	}
+	name := fmt.Sprintf("%s/%s", tdb.Namespace, tdb.Name)
+	st := &tdb.Status
+	if st.ObservedGeneration < tdb.Generation {
+		return refuse(DecisionStaleStatus, "topology disruption budget %s: status is being updated for the new spec (observedGeneration %d < generation %d); retry shortly",
+			name, st.ObservedGeneration, tdb.Generation)
+	}
+	if c := apimeta.FindStatusCondition(st.Conditions, policyv1alpha1.ConditionDisruptionAllowed); c != nil &&
+		(c.Reason == policyv1alpha1.ReasonSyncFailed || c.Reason == policyv1alpha1.ReasonDomainError) {
+		return refuse(DecisionBlocked, "topology disruption budget %s: no disruption is allowed: %s", name, c.Message)
+	}
+	row := findDomain(st.Domains, req.Domain)
+	if row == nil {
+		return refuse(DecisionUnknownDomain, "topology disruption budget %s: domain %q of pod %s is not in the budget's status yet; retry shortly",
+			name, req.Domain, pod.Name)
+	}
+	if i := findRecord(st.DisruptedPods, pod); i >= 0 {
+		// Granted before (a retry after a later admission step refused it):
+		// the record already keeps the pod from counting as healthy. Refresh
+		// its time so it keeps protecting the pod for another timeout.
+		next := st.DeepCopy()
+		next.DisruptedPods[i].Time = metav1.NewTime(req.Now)
+		return Decision{Allowed: true, Reason: DecisionAlreadyRecorded, Status: next}
+	}
+	if !IsHealthy(pod) {
+		if tdb.Spec.UnhealthyPodEvictionPolicy == policyv1alpha1.AlwaysAllow {
+			return Decision{Allowed: true, Reason: DecisionUnhealthyPod}
+		}
+		// IfHealthyBudget, as policy/v1: a not-Ready pod may go while its
+		// domain is not disrupted; otherwise it needs an allowance like any.
+		if row.CurrentHealthy >= row.DesiredHealthy && row.DesiredHealthy > 0 {
+			return Decision{Allowed: true, Reason: DecisionUnhealthyPod}
+		}
+	}
+	where := describeDomain(tdb, req.Domain)
+	if row.DisruptionsAllowed <= 0 {
+		if others := disruptedDomains(st.Domains, row.Name); tdb.Spec.MaxDisruptedDomains != nil &&
+			row.CurrentHealthy > row.DesiredHealthy && int32(len(others)) >= *tdb.Spec.MaxDisruptedDomains {
+			return refuse(DecisionMaxDisruptedDomains,
+				"topology disruption budget %s: %s has %d healthy pods, needs %d; but %d other domain(s) are disrupted (%s) and maxDisruptedDomains is %d; 0 disruptions allowed",
+				name, where, row.CurrentHealthy, row.DesiredHealthy, len(others), strings.Join(others, ", "), *tdb.Spec.MaxDisruptedDomains)
+		}
+		return refuse(DecisionInsufficientPods, "topology disruption budget %s: %s has %d healthy pods, needs %d; 0 disruptions allowed",
+			name, where, row.CurrentHealthy, row.DesiredHealthy)
+	}
+	if len(st.DisruptedPods) >= MaxDisruptedPods {
+		return refuse(DecisionTooManyRecords, "topology disruption budget %s: %d evictions are still being accounted for; retry shortly",
+			name, len(st.DisruptedPods))
+	}
+	return Decision{Allowed: true, Reason: DecisionCharged, Status: charge(tdb, req)}
+}
+
+// charge returns the status after one eviction in req.Domain: the record is
+// added, the domain loses a healthy pod and an allowance, and the other
+// domains' allowances are limited by maxDisruptedDomains. Allowances only go
+// down here; only the status controller raises them.
+func charge(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) *policyv1alpha1.TopologyDisruptionBudgetStatus {
+	next := tdb.Status.DeepCopy()
+	rec := policyv1alpha1.DisruptedPod{
+		Name:   req.Pod.Name,
+		UID:    req.Pod.UID,
+		Domain: req.Domain,
+		Time:   metav1.NewTime(req.Now),
+	}
+	if ref := metav1.GetControllerOf(req.Pod); ref != nil {
+		rec.ControllerUID = ref.UID
+	}
+	// A record of an earlier pod with the same name (a StatefulSet
+	// replacement now exists) has done its job; names key the list.
+	kept := next.DisruptedPods[:0]
+	for _, r := range next.DisruptedPods {
+		if r.Name != rec.Name {
+			kept = append(kept, r)
+		}
+	}
+	next.DisruptedPods = append(kept, rec)
+	sort.Slice(next.DisruptedPods, func(i, j int) bool { return next.DisruptedPods[i].Name < next.DisruptedPods[j].Name })
+
+	row := findDomain(next.Domains, req.Domain)
+	row.CurrentHealthy--
+	row.DisruptionsAllowed--
+	LimitDisruptedDomains(&tdb.Spec, next.Domains)
+	next.CurrentHealthy, next.DisruptionsAllowed = 0, 0
+	for _, d := range next.Domains {
+		next.CurrentHealthy += d.CurrentHealthy
+		next.DisruptionsAllowed += d.DisruptionsAllowed
+	}
+	allowed := metav1.ConditionTrue
+	reason, msg := policyv1alpha1.ReasonSufficientPods, "some domain can lose a pod"
+	if next.DisruptionsAllowed == 0 {
+		allowed, reason, msg = metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods, "no domain has a healthy pod to spare"
+	}
+	apimeta.SetStatusCondition(&next.Conditions, metav1.Condition{
+		Type: policyv1alpha1.ConditionDisruptionAllowed, Status: allowed, Reason: reason, Message: msg,
+		ObservedGeneration: next.ObservedGeneration, LastTransitionTime: metav1.NewTime(req.Now),
+	})
+	return next
+}
+
+func refuse(reason, format string, args ...any) Decision {
+	return Decision{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+func describeDomain(tdb *policyv1alpha1.TopologyDisruptionBudget, domain string) string {
+	if tdb.Spec.TopologyKey == "" {
+		return "the budget"
+	}
+	return fmt.Sprintf("domain %s (%s)", domain, tdb.Spec.TopologyKey)
+}
+
+func findDomain(rows []policyv1alpha1.DomainStatus, name string) *policyv1alpha1.DomainStatus {
+	i := sort.Search(len(rows), func(i int) bool { return rows[i].Name >= name })
+	if i < len(rows) && rows[i].Name == name {
+		return &rows[i]
+	}
+	// Rows are sorted by the controller, but do not rely on it for safety.
+	for i := range rows {
+		if rows[i].Name == name {
+			return &rows[i]
+		}
+	}
+	return nil
+}
+
+func findRecord(records []policyv1alpha1.DisruptedPod, pod *corev1.Pod) int {
+	for i, r := range records {
+		if r.Name == pod.Name && (r.UID == "" || r.UID == pod.UID) {
+			return i
+		}
+	}
+	return -1
+}

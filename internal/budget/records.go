@@ -1,0 +1,87 @@
+package budget
+
+import (
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+// A record (an entry of status.disruptedPods) has two jobs. While its pod
+// still runs, it keeps the pod from counting as healthy: the eviction was
+// granted and the pod is about to go. Once the pod is gone, it tells which
+// domain the owner's missing pod belongs to, until the owner has a
+// replacement scheduled. A record whose pod keeps running and is not deleted
+// past the record timeout is a phantom (a later admission step or a
+// policy/v1 PDB refused the eviction) and is dropped.
+
+// recordSet sorts the records of a budget by what their pod is doing.
+type recordSet struct {
+	// running records protect a pod that runs and is not being deleted.
+	running []policyv1alpha1.DisruptedPod
+	// deleting records wait for their pod to go.
+	deleting []policyv1alpha1.DisruptedPod
+	// gone records' pods no longer exist (or are terminal); whether they are
+	// kept is decided by missing-pod attribution.
+	gone []policyv1alpha1.DisruptedPod
+	// keptGone are the gone records still explaining a missing pod.
+	keptGone []policyv1alpha1.DisruptedPod
+
+	expired   []ExpiredRecord
+	recheckAt *time.Time
+}
+
+// keepRecords classifies records against the pods that exist now.
+func keepRecords(records []policyv1alpha1.DisruptedPod, pods map[string]*placedPod, now time.Time, timeout time.Duration) *recordSet {
+	rs := &recordSet{}
+	for _, r := range records {
+		pp, ok := pods[r.Name]
+		if !ok || (r.UID != "" && pp.pod.UID != r.UID) {
+			rs.gone = append(rs.gone, r)
+			continue
+		}
+		if pp.pod.DeletionTimestamp != nil {
+			rs.deleting = append(rs.deleting, r)
+			continue
+		}
+		expiry := r.Time.Add(timeout)
+		if !now.Before(expiry) {
+			rs.expired = append(rs.expired, ExpiredRecord{Pod: r.Name, Time: r.Time.Time})
+			continue
+		}
+		if rs.recheckAt == nil || expiry.Before(*rs.recheckAt) {
+			rs.recheckAt = &expiry
+		}
+		rs.running = append(rs.running, r)
+	}
+	return rs
+}
+
+// keepGone sets which gone records are still needed.
+func (rs *recordSet) keepGone(kept []policyv1alpha1.DisruptedPod) { rs.keptGone = kept }
+
+// protecting returns, by pod name, the UID of every pod that a record keeps
+// from counting as healthy ("" when the record has no UID).
+func (rs *recordSet) protecting() map[string]types.UID {
+	out := make(map[string]types.UID, len(rs.running))
+	for _, r := range rs.running {
+		out[r.Name] = r.UID
+	}
+	return out
+}
+
+// result returns the records to keep in status, sorted by pod name.
+func (rs *recordSet) result() []policyv1alpha1.DisruptedPod {
+	n := len(rs.running) + len(rs.deleting) + len(rs.keptGone)
+	if n == 0 {
+		return nil
+	}
+	out := make([]policyv1alpha1.DisruptedPod, 0, n)
+	out = append(out, rs.running...)
+	out = append(out, rs.deleting...)
+	out = append(out, rs.keptGone...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
