@@ -26,6 +26,10 @@ const (
 	// EventReasonUnmanagedPods is emitted when covered pods have no
 	// controller; they are not counted as expected, as in policy/v1.
 	EventReasonUnmanagedPods = "UnmanagedPods"
+	// EventReasonRecordExpired is emitted when an eviction record expires
+	// because its pod kept running (the eviction was refused after the
+	// webhook allowed it).
+	EventReasonRecordExpired = "RecordExpired"
 	// EventReasonInvalidSpec is emitted when the spec cannot be evaluated.
 	EventReasonInvalidSpec = "InvalidSpec"
 )

@@ -1,0 +1,97 @@
+// Command manager runs tdb-operator: the TopologyDisruptionBudget status
+// controller (and, in later releases, the eviction webhook and rollout
+// controllers).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/controllers"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		metricsAddr    string
+		probeAddr      string
+		leaderElect    bool
+		leaderElectNS  string
+		recordTimeout  = budget.DefaultRecordTimeout
+		zapOpts        = zap.Options{Development: false}
+		managerOptions ctrl.Options
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader among replicas for the controllers (the webhook is served by every replica).")
+	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease; default: the namespace the manager runs in.")
+	flag.DurationVar(&recordTimeout, "record-timeout", budget.DefaultRecordTimeout, "How long an eviction record protects a pod that keeps running without being deleted before it is taken for a refused eviction and dropped.")
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	if recordTimeout <= 0 {
+		return fmt.Errorf("--record-timeout must be positive, got %s", recordTimeout)
+	}
+
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(policyv1alpha1.AddToScheme(scheme))
+
+	managerOptions = ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress:  probeAddr,
+		LeaderElection:          leaderElect,
+		LeaderElectionID:        "tdb-operator.policy.tdb.dev",
+		LeaderElectionNamespace: leaderElectNS,
+		Cache:                   controllers.CacheOptions(),
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, managerOptions)
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	ctx := ctrl.SetupSignalHandler()
+	if err := controllers.SetupIndexes(ctx, mgr); err != nil {
+		return err
+	}
+	if err := (&controllers.BudgetReconciler{
+		Client:        mgr.GetClient(),
+		APIReader:     mgr.GetClient(),
+		Recorder:      mgr.GetEventRecorder("tdb-operator"),
+		Clock:         clock.RealClock{},
+		RecordTimeout: recordTimeout,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the budget controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding ready check: %w", err)
+	}
+	ctrl.Log.WithName("setup").Info("starting manager")
+	return mgr.Start(ctx)
+}

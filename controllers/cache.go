@@ -1,0 +1,108 @@
+package controllers
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The operator caches every pod, node and workload controller of the
+// cluster. To keep memory small at tens of thousands of pods, the cache keeps
+// only what the budget logic reads: identity, labels, owners, the node, the
+// phase, readiness and deletion.
+
+// CacheOptions returns the manager cache options with the transforms below.
+func CacheOptions() cache.Options {
+	return cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:                   {Transform: stripPod},
+			&corev1.Node{}:                  {Transform: stripNode},
+			&appsv1.ReplicaSet{}:            {Transform: stripWorkload},
+			&appsv1.Deployment{}:            {Transform: stripWorkload},
+			&appsv1.StatefulSet{}:           {Transform: stripWorkload},
+			&corev1.ReplicationController{}: {Transform: stripWorkload},
+		},
+	}
+}
+
+// keptAnnotations are the pod annotations the operator reads.
+var keptAnnotations = []string{"controller.kubernetes.io/pod-deletion-cost"}
+
+func stripMeta(m *metav1.ObjectMeta, keepAnnotations []string) {
+	m.ManagedFields = nil
+	var ann map[string]string
+	for _, k := range keepAnnotations {
+		if v, ok := m.Annotations[k]; ok {
+			if ann == nil {
+				ann = map[string]string{}
+			}
+			ann[k] = v
+		}
+	}
+	m.Annotations = ann
+}
+
+var _ toolscache.TransformFunc = stripPod
+
+func stripPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	stripMeta(&pod.ObjectMeta, keptAnnotations)
+	pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName, SchedulerName: pod.Spec.SchedulerName}
+	var ready []corev1.PodCondition
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			ready = append(ready, corev1.PodCondition{Type: c.Type, Status: c.Status, LastTransitionTime: c.LastTransitionTime})
+		}
+	}
+	pod.Status = corev1.PodStatus{Phase: pod.Status.Phase, Conditions: ready}
+	return pod, nil
+}
+
+func stripNode(obj any) (any, error) {
+	node, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	stripMeta(&node.ObjectMeta, nil)
+	node.Spec = corev1.NodeSpec{Unschedulable: node.Spec.Unschedulable}
+	node.Status = corev1.NodeStatus{}
+	return node, nil
+}
+
+// stripWorkload keeps a workload controller's replicas, its pod template's
+// labels (to map scale changes to budgets) and its update strategy.
+func stripWorkload(obj any) (any, error) {
+	switch w := obj.(type) {
+	case *appsv1.ReplicaSet:
+		stripMeta(&w.ObjectMeta, nil)
+		w.Spec.Template = stripTemplate(w.Spec.Template)
+		w.Status = appsv1.ReplicaSetStatus{}
+	case *appsv1.Deployment:
+		stripMeta(&w.ObjectMeta, nil)
+		w.Spec.Template = stripTemplate(w.Spec.Template)
+		w.Status = appsv1.DeploymentStatus{}
+	case *appsv1.StatefulSet:
+		stripMeta(&w.ObjectMeta, nil)
+		w.Spec.Template = stripTemplate(w.Spec.Template)
+		w.Spec.VolumeClaimTemplates = nil
+		w.Status = appsv1.StatefulSetStatus{UpdateRevision: w.Status.UpdateRevision, CurrentRevision: w.Status.CurrentRevision}
+	case *corev1.ReplicationController:
+		stripMeta(&w.ObjectMeta, nil)
+		if w.Spec.Template != nil {
+			t := stripTemplate(*w.Spec.Template)
+			w.Spec.Template = &t
+		}
+		w.Status = corev1.ReplicationControllerStatus{}
+	}
+	return obj, nil
+}
+
+func stripTemplate(t corev1.PodTemplateSpec) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: t.Labels}}
+}

@@ -1,0 +1,145 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tdb-operator/tdb-operator/internal/budget"
+)
+
+// ownerResolver finds the scale-bearing controller behind a controllerRef,
+// the way the policy/v1 disruption controller does: a ReplicaSet owned by a
+// Deployment counts as the Deployment; ReplicaSets, StatefulSets and
+// ReplicationControllers are read from the cache; any other kind is read
+// through its scale subresource.
+type ownerResolver struct {
+	reader client.Reader
+	// scales reads scale subresources (a live call: custom kinds are not
+	// cached).
+	scales client.Client
+}
+
+// resolution is what resolving a set of controllerRefs found.
+type resolution struct {
+	owners map[types.UID]budget.Owner
+	// custom is true when a scale was read from a custom kind, which the
+	// operator does not watch: the budget is recomputed periodically.
+	custom bool
+}
+
+// resolve resolves every distinct controllerRef in refs. A ref that does not
+// resolve is simply absent from the map: the budget then reports the pod as
+// having no scale and allows nothing.
+func (r *ownerResolver) resolve(ctx context.Context, namespace string, refs map[types.UID]metav1.OwnerReference) (resolution, error) {
+	res := resolution{owners: make(map[types.UID]budget.Owner, len(refs))}
+	for uid, ref := range refs {
+		o, custom, err := r.resolveOne(ctx, namespace, ref)
+		if err != nil {
+			return res, fmt.Errorf("resolving %s %s/%s: %w", ref.Kind, namespace, ref.Name, err)
+		}
+		res.custom = res.custom || custom
+		if o != nil {
+			res.owners[uid] = *o
+		}
+	}
+	return res, nil
+}
+
+func (r *ownerResolver) resolveOne(ctx context.Context, ns string, ref metav1.OwnerReference) (*budget.Owner, bool, error) {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil, false, nil
+	}
+	key := client.ObjectKey{Namespace: ns, Name: ref.Name}
+	switch {
+	case gv.Group == appsv1.GroupName && ref.Kind == "ReplicaSet":
+		var rs appsv1.ReplicaSet
+		if found, err := r.get(ctx, key, ref.UID, &rs); !found || err != nil {
+			return nil, false, err
+		}
+		if d := metav1.GetControllerOf(&rs); d != nil && d.Kind == "Deployment" {
+			var dep appsv1.Deployment
+			found, err := r.get(ctx, client.ObjectKey{Namespace: ns, Name: d.Name}, d.UID, &dep)
+			if err != nil {
+				return nil, false, err
+			}
+			if found {
+				return owner(dep.UID, "Deployment", dep.Name, dep.Spec.Replicas), false, nil
+			}
+		}
+		return owner(rs.UID, "ReplicaSet", rs.Name, rs.Spec.Replicas), false, nil
+	case gv.Group == appsv1.GroupName && ref.Kind == "StatefulSet":
+		var sts appsv1.StatefulSet
+		if found, err := r.get(ctx, key, ref.UID, &sts); !found || err != nil {
+			return nil, false, err
+		}
+		return owner(sts.UID, "StatefulSet", sts.Name, sts.Spec.Replicas), false, nil
+	case gv.Group == appsv1.GroupName && ref.Kind == "Deployment":
+		var dep appsv1.Deployment
+		if found, err := r.get(ctx, key, ref.UID, &dep); !found || err != nil {
+			return nil, false, err
+		}
+		return owner(dep.UID, "Deployment", dep.Name, dep.Spec.Replicas), false, nil
+	case gv.Group == corev1.GroupName && ref.Kind == "ReplicationController":
+		var rc corev1.ReplicationController
+		if found, err := r.get(ctx, key, ref.UID, &rc); !found || err != nil {
+			return nil, false, err
+		}
+		return owner(rc.UID, "ReplicationController", rc.Name, rc.Spec.Replicas), false, nil
+	}
+	return r.resolveScale(ctx, ns, gv.WithKind(ref.Kind), ref)
+}
+
+// resolveScale reads a custom controller's scale subresource.
+func (r *ownerResolver) resolveScale(ctx context.Context, ns string, gvk schema.GroupVersionKind, ref metav1.OwnerReference) (*budget.Owner, bool, error) {
+	if r.scales == nil {
+		return nil, true, nil
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	obj.SetNamespace(ns)
+	obj.SetName(ref.Name)
+	var scale autoscalingv1.Scale
+	if err := r.scales.SubResource("scale").Get(ctx, obj, &scale); err != nil {
+		// A kind without a scale subresource, or gone: no scale, the budget
+		// says so. Other errors are retried.
+		if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) || apimeta.IsNoMatchError(err) {
+			return nil, true, nil
+		}
+		return nil, true, err
+	}
+	if scale.UID != "" && scale.UID != ref.UID {
+		return nil, true, nil
+	}
+	return &budget.Owner{UID: ref.UID, Kind: ref.Kind, Name: ref.Name, Replicas: scale.Spec.Replicas}, true, nil
+}
+
+func (r *ownerResolver) get(ctx context.Context, key client.ObjectKey, uid types.UID, obj client.Object) (bool, error) {
+	if err := r.reader.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	// A controller recreated under the same name is not the pod's owner.
+	return obj.GetUID() == uid, nil
+}
+
+func owner(uid types.UID, kind, name string, replicas *int32) *budget.Owner {
+	n := int32(1) // the API default when replicas is unset
+	if replicas != nil {
+		n = *replicas
+	}
+	return &budget.Owner{UID: uid, Kind: kind, Name: name, Replicas: n}
+}

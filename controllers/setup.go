@@ -1,0 +1,238 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+const (
+	// uidIndex indexes workload controllers by UID, to find the controller
+	// of an eviction record whose pods are all gone.
+	uidIndex = "metadata.uid"
+	// nodeNameIndex indexes pods by node, to map a node's relabelling to
+	// the budgets covering its pods.
+	nodeNameIndex = "spec.nodeName"
+)
+
+// workloadKind is a workload controller kind the operator caches.
+type workloadKind struct {
+	apiVersion, kind string
+	newObject        func() client.Object
+	newList          func() client.ObjectList
+}
+
+var workloadKinds = []workloadKind{
+	{"apps/v1", "ReplicaSet", func() client.Object { return &appsv1.ReplicaSet{} }, func() client.ObjectList { return &appsv1.ReplicaSetList{} }},
+	{"apps/v1", "StatefulSet", func() client.Object { return &appsv1.StatefulSet{} }, func() client.ObjectList { return &appsv1.StatefulSetList{} }},
+	{"apps/v1", "Deployment", func() client.Object { return &appsv1.Deployment{} }, func() client.ObjectList { return &appsv1.DeploymentList{} }},
+	{"v1", "ReplicationController", func() client.Object { return &corev1.ReplicationController{} }, func() client.ObjectList { return &corev1.ReplicationControllerList{} }},
+}
+
+func firstName(list client.ObjectList) string {
+	name := ""
+	_ = apimeta.EachListItem(list, func(o runtimeObject) error {
+		if m, err := apimeta.Accessor(o); err == nil && name == "" {
+			name = m.GetName()
+		}
+		return nil
+	})
+	return name
+}
+
+// SetupIndexes registers the cache indexes the controllers and the webhook
+// use. Call once per manager.
+func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
+	idx := mgr.GetFieldIndexer()
+	for _, w := range workloadKinds {
+		if err := idx.IndexField(ctx, w.newObject(), uidIndex, func(o client.Object) []string {
+			return []string{string(o.GetUID())}
+		}); err != nil {
+			return fmt.Errorf("indexing %s by uid: %w", w.kind, err)
+		}
+	}
+	if err := idx.IndexField(ctx, &corev1.Pod{}, nodeNameIndex, func(o client.Object) []string {
+		if n := o.(*corev1.Pod).Spec.NodeName; n != "" {
+			return []string{n}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing pods by node: %w", err)
+	}
+	return nil
+}
+
+// SetupWithManager wires the reconciler: budgets, and the pods, nodes and
+// workload scales that change them, each mapped to the budgets it affects.
+func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&policyv1alpha1.TopologyDisruptionBudget{}).
+		Named("topologydisruptionbudget").
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForPod),
+			builder.WithPredicates(podChanged{})).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForNode),
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete()))).
+		Watches(&corev1.ReplicationController{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForWorkload),
+			builder.WithPredicates(workloadChanged{}))
+	for _, w := range workloadKinds[:3] {
+		b = b.Watches(w.newObject(), handler.EnqueueRequestsFromMapFunc(r.budgetsForWorkload),
+			builder.WithPredicates(workloadChanged{}))
+	}
+	return b.Complete(r)
+}
+
+// budgetsForLabels lists the budgets of a namespace whose selector matches.
+func (r *BudgetReconciler) budgetsForLabels(ctx context.Context, ns string, set labels.Set, into map[types.NamespacedName]struct{}) {
+	var tdbs policyv1alpha1.TopologyDisruptionBudgetList
+	if err := r.Client.List(ctx, &tdbs, client.InNamespace(ns)); err != nil {
+		log.FromContext(ctx).Error(err, "listing budgets to map an event", "namespace", ns)
+		return
+	}
+	for i := range tdbs.Items {
+		t := &tdbs.Items[i]
+		sel, err := metav1.LabelSelectorAsSelector(t.Spec.Selector)
+		if err != nil || sel.Matches(set) {
+			// A budget with a bad selector is reconciled too: it must say so.
+			into[types.NamespacedName{Namespace: t.Namespace, Name: t.Name}] = struct{}{}
+		}
+	}
+}
+
+func toRequests(set map[types.NamespacedName]struct{}) []reconcile.Request {
+	out := make([]reconcile.Request, 0, len(set))
+	for k := range set {
+		out = append(out, reconcile.Request{NamespacedName: k})
+	}
+	return out
+}
+
+func (r *BudgetReconciler) budgetsForPod(ctx context.Context, obj client.Object) []reconcile.Request {
+	set := map[types.NamespacedName]struct{}{}
+	r.budgetsForLabels(ctx, obj.GetNamespace(), obj.GetLabels(), set)
+	return toRequests(set)
+}
+
+func (r *BudgetReconciler) budgetsForNode(ctx context.Context, obj client.Object) []reconcile.Request {
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.MatchingFields{nodeNameIndex: obj.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+		log.FromContext(ctx).Error(err, "listing pods of a node", "node", obj.GetName())
+		return nil
+	}
+	set := map[types.NamespacedName]struct{}{}
+	seen := map[string]struct{}{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		key := p.Namespace + "\x00" + labels.Set(p.Labels).String()
+		if _, ok := seen[key]; ok {
+			continue
+		}
+		seen[key] = struct{}{}
+		r.budgetsForLabels(ctx, p.Namespace, p.Labels, set)
+	}
+	return toRequests(set)
+}
+
+func (r *BudgetReconciler) budgetsForWorkload(ctx context.Context, obj client.Object) []reconcile.Request {
+	set := map[types.NamespacedName]struct{}{}
+	r.budgetsForLabels(ctx, obj.GetNamespace(), templateLabels(obj), set)
+	return toRequests(set)
+}
+
+func templateLabels(obj client.Object) labels.Set {
+	switch w := obj.(type) {
+	case *appsv1.ReplicaSet:
+		return w.Spec.Template.Labels
+	case *appsv1.Deployment:
+		return w.Spec.Template.Labels
+	case *appsv1.StatefulSet:
+		return w.Spec.Template.Labels
+	case *corev1.ReplicationController:
+		if w.Spec.Template != nil {
+			return w.Spec.Template.Labels
+		}
+	}
+	return nil
+}
+
+func replicasOf(obj client.Object) *int32 {
+	switch w := obj.(type) {
+	case *appsv1.ReplicaSet:
+		return w.Spec.Replicas
+	case *appsv1.Deployment:
+		return w.Spec.Replicas
+	case *appsv1.StatefulSet:
+		return w.Spec.Replicas
+	case *corev1.ReplicationController:
+		return w.Spec.Replicas
+	}
+	return nil
+}
+
+func createOrDelete() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return true },
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// podChanged passes pod updates that can change a budget: labels, node,
+// phase, readiness, deletion and owners.
+type podChanged struct{ predicate.Funcs }
+
+func (podChanged) Update(e event.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*corev1.Pod)
+	n, ok2 := e.ObjectNew.(*corev1.Pod)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !reflect.DeepEqual(o.Labels, n.Labels) ||
+		o.Spec.NodeName != n.Spec.NodeName ||
+		o.Status.Phase != n.Status.Phase ||
+		readyOf(o) != readyOf(n) ||
+		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
+		!reflect.DeepEqual(o.OwnerReferences, n.OwnerReferences)
+}
+
+func readyOf(p *corev1.Pod) corev1.ConditionStatus {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}
+
+// workloadChanged passes workload updates that change the scale or the
+// template labels.
+type workloadChanged struct{ predicate.Funcs }
+
+func (workloadChanged) Update(e event.UpdateEvent) bool {
+	return !reflect.DeepEqual(replicasOf(e.ObjectOld), replicasOf(e.ObjectNew)) ||
+		!reflect.DeepEqual(templateLabels(e.ObjectOld), templateLabels(e.ObjectNew)) ||
+		!reflect.DeepEqual(e.ObjectOld.GetOwnerReferences(), e.ObjectNew.GetOwnerReferences())
+}
+
+// runtimeObject names the list item type of apimeta.EachListItem.
+type runtimeObject = runtime.Object

@@ -1,0 +1,269 @@
+// Package controllers holds the reconcilers of tdb-operator. They are thin
+// I/O around internal/budget: read the caches, compute, write once.
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
+)
+
+// customScaleResync is how often a budget whose pods belong to a custom
+// controller (read through its scale subresource, not watched) is recomputed.
+const customScaleResync = 30 * time.Second
+
+// BudgetReconciler computes each TopologyDisruptionBudget's status from the
+// cached pods, nodes and owner scales, and writes it once per change.
+type BudgetReconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// APIReader reads scale subresources of custom controllers.
+	APIReader client.Client
+	// Recorder emits events on budgets.
+	Recorder events.EventRecorder
+	// Clock is injected so tests control record expiry.
+	Clock clock.PassiveClock
+	// RecordTimeout bounds a record whose pod keeps running (default
+	// budget.DefaultRecordTimeout).
+	RecordTimeout time.Duration
+}
+
+// +kubebuilder:rbac:groups=policy.tdb.dev,resources=topologydisruptionbudgets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=policy.tdb.dev,resources=topologydisruptionbudgets/status,verbs=get;update
+// +kubebuilder:rbac:groups="",resources=pods;nodes;replicationcontrollers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments;replicasets;statefulsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=*,resources=*/scale,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile computes and writes one budget's status.
+func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	logger := log.FromContext(ctx)
+	var tdb policyv1alpha1.TopologyDisruptionBudget
+	if err := r.Client.Get(ctx, req.NamespacedName, &tdb); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !tdb.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+
+	now := r.Clock.Now()
+	res, custom, err := r.compute(ctx, &tdb, now)
+	if err != nil {
+		// Fail closed: nothing may be disrupted while we cannot tell.
+		logger.Error(err, "computing budget status", "tdb", klog.KObj(&tdb))
+		if werr := r.failClosed(ctx, &tdb, err, now); werr != nil && !apierrors.IsConflict(werr) {
+			return ctrl.Result{}, fmt.Errorf("writing fail-closed status: %w (after %v)", werr, err)
+		}
+		return ctrl.Result{}, err
+	}
+
+	next := statusFor(&tdb, &res, now)
+	if equality.Semantic.DeepEqual(&tdb.Status, next) {
+		return r.requeue(res, custom, now), nil
+	}
+	tdb.Status = *next
+	if err := r.Client.Status().Update(ctx, &tdb); err != nil {
+		if apierrors.IsConflict(err) {
+			// The webhook recorded an eviction, or the spec changed: the
+			// watch brings us back with the new version.
+			logger.V(1).Info("status conflict, requeueing", "tdb", klog.KObj(&tdb))
+			return ctrl.Result{Requeue: true}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("updating status of %s: %w", req.NamespacedName, err)
+	}
+	logger.V(1).Info("budget status updated", "tdb", klog.KObj(&tdb),
+		"expected", next.ExpectedPods, "healthy", next.CurrentHealthy, "allowed", next.DisruptionsAllowed)
+	r.emitEvents(&tdb, &res)
+	return r.requeue(res, custom, now), nil
+}
+
+// compute gathers the inputs of one budget from the cache and computes it.
+func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, now time.Time) (budget.Result, bool, error) {
+	sel, err := metav1.LabelSelectorAsSelector(tdb.Spec.Selector)
+	if err != nil {
+		return budget.Result{Err: fmt.Errorf("parsing spec.selector: %w", err)}, false, nil
+	}
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(tdb.Namespace),
+		client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
+		return budget.Result{}, false, fmt.Errorf("listing pods: %w", err)
+	}
+	podPtrs := make([]*corev1.Pod, len(pods.Items))
+	refs := map[types.UID]metav1.OwnerReference{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		podPtrs[i] = p
+		if ref := metav1.GetControllerOf(p); ref != nil {
+			refs[ref.UID] = *ref
+		}
+	}
+	for _, rec := range tdb.Status.DisruptedPods {
+		if _, ok := refs[rec.ControllerUID]; rec.ControllerUID != "" && !ok {
+			ref, found, err := r.recordOwnerRef(ctx, tdb.Namespace, rec.ControllerUID)
+			if err != nil {
+				return budget.Result{}, false, err
+			}
+			if found {
+				refs[rec.ControllerUID] = ref
+			}
+		}
+	}
+	resolver := ownerResolver{reader: r.Client, scales: r.APIReader}
+	owners, err := resolver.resolve(ctx, tdb.Namespace, refs)
+	if err != nil {
+		return budget.Result{}, false, err
+	}
+
+	var nodeErr error
+	nodes := func(name string) *corev1.Node {
+		var n corev1.Node
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
+			if !apierrors.IsNotFound(err) {
+				nodeErr = err
+			}
+			return nil
+		}
+		return &n
+	}
+	res := budget.Compute(budget.Input{
+		Budget:        tdb,
+		Pods:          podPtrs,
+		Nodes:         nodes,
+		Owners:        owners.owners,
+		Now:           now,
+		RecordTimeout: r.RecordTimeout,
+	})
+	if nodeErr != nil {
+		return budget.Result{}, false, fmt.Errorf("reading nodes: %w", nodeErr)
+	}
+	return res, owners.custom, nil
+}
+
+// recordOwnerRef finds the controllerRef of a record whose pods are all gone:
+// a ReplicaSet (of a Deployment), StatefulSet or ReplicationController,
+// looked up by UID through a cache index.
+func (r *BudgetReconciler) recordOwnerRef(ctx context.Context, ns string, uid types.UID) (metav1.OwnerReference, bool, error) {
+	for _, w := range workloadKinds {
+		list := w.newList()
+		if err := r.Client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{uidIndex: string(uid)}); err != nil {
+			return metav1.OwnerReference{}, false, fmt.Errorf("looking up controller %s of an eviction record: %w", uid, err)
+		}
+		if apimeta.LenList(list) > 0 {
+			return metav1.OwnerReference{APIVersion: w.apiVersion, Kind: w.kind, UID: uid, Name: firstName(list)}, true, nil
+		}
+	}
+	return metav1.OwnerReference{}, false, nil
+}
+
+// statusFor builds the full new status from a computation.
+func statusFor(tdb *policyv1alpha1.TopologyDisruptionBudget, res *budget.Result, now time.Time) *policyv1alpha1.TopologyDisruptionBudgetStatus {
+	next := tdb.Status.DeepCopy()
+	next.ObservedGeneration = tdb.Generation
+	next.ExpectedPods = res.ExpectedPods
+	next.CurrentHealthy = res.CurrentHealthy
+	next.DisruptionsAllowed = res.DisruptionsAllowed
+	next.Domains = res.Domains
+	next.DomainCount = int32(len(res.Domains))
+	next.DisruptedPods = res.DisruptedPods
+	cond := metav1.Condition{
+		Type:               policyv1alpha1.ConditionDisruptionAllowed,
+		ObservedGeneration: tdb.Generation,
+		LastTransitionTime: metav1.NewTime(now),
+	}
+	if reason, msg := res.Blocked(); reason != "" {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, reason, msg
+	} else if res.DisruptionsAllowed > 0 {
+		cond.Status, cond.Reason = metav1.ConditionTrue, policyv1alpha1.ReasonSufficientPods
+		cond.Message = fmt.Sprintf("%d disruption(s) allowed in %s", res.DisruptionsAllowed, allowedDomains(res.Domains))
+	} else {
+		cond.Status, cond.Reason = metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods
+		cond.Message = "no domain has a healthy pod to spare; evictions wait until pods become Ready"
+	}
+	apimeta.SetStatusCondition(&next.Conditions, cond)
+	return next
+}
+
+func allowedDomains(rows []policyv1alpha1.DomainStatus) string {
+	var names []string
+	for _, d := range rows {
+		if d.DisruptionsAllowed > 0 {
+			names = append(names, d.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// failClosed writes 0 allowed and a SyncFailed condition, keeping the records.
+func (r *BudgetReconciler) failClosed(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, cause error, now time.Time) error {
+	next := tdb.Status.DeepCopy()
+	next.DisruptionsAllowed = 0
+	for i := range next.Domains {
+		next.Domains[i].DisruptionsAllowed = 0
+	}
+	apimeta.SetStatusCondition(&next.Conditions, metav1.Condition{
+		Type: policyv1alpha1.ConditionDisruptionAllowed, Status: metav1.ConditionFalse,
+		Reason: policyv1alpha1.ReasonSyncFailed, Message: cause.Error(),
+		ObservedGeneration: next.ObservedGeneration, LastTransitionTime: metav1.NewTime(now),
+	})
+	if equality.Semantic.DeepEqual(&tdb.Status, next) {
+		return nil
+	}
+	tdb.Status = *next
+	return r.Client.Status().Update(ctx, tdb)
+}
+
+func (r *BudgetReconciler) requeue(res budget.Result, custom bool, now time.Time) ctrl.Result {
+	var after time.Duration
+	if res.RecheckAt != nil {
+		after = res.RecheckAt.Sub(now) + time.Second
+	}
+	if custom && (after == 0 || after > customScaleResync) {
+		after = customScaleResync
+	}
+	return ctrl.Result{RequeueAfter: after}
+}
+
+// emitEvents reports, after a successful write, what the user must fix.
+func (r *BudgetReconciler) emitEvents(tdb *policyv1alpha1.TopologyDisruptionBudget, res *budget.Result) {
+	if r.Recorder == nil {
+		return
+	}
+	if len(res.DomainIssues) > 0 {
+		i := res.DomainIssues[0]
+		r.Recorder.Eventf(tdb, nil, corev1.EventTypeWarning, policyv1alpha1.EventReasonDomainError, "Sync",
+			"%d covered pod(s) have no domain, e.g. %s on node %q (%s): no eviction is allowed until the node is labelled %s",
+			len(res.DomainIssues), i.Pod, i.Node, i.Reason, tdb.Spec.TopologyKey)
+	}
+	if len(res.NoScale) > 0 {
+		r.Recorder.Eventf(tdb, nil, corev1.EventTypeWarning, policyv1alpha1.EventReasonNoScale, "Sync",
+			"%d covered pod(s) have a controller without a readable scale, e.g. %s: no eviction is allowed",
+			len(res.NoScale), res.NoScale[0])
+	}
+	if len(res.UnmanagedPods) > 0 {
+		r.Recorder.Eventf(tdb, nil, corev1.EventTypeNormal, policyv1alpha1.EventReasonUnmanagedPods, "Sync",
+			"%d covered pod(s) have no controller and will not be replaced if evicted, e.g. %s",
+			len(res.UnmanagedPods), res.UnmanagedPods[0])
+	}
+	for _, e := range res.ExpiredRecords {
+		r.Recorder.Eventf(tdb, nil, corev1.EventTypeWarning, policyv1alpha1.EventReasonRecordExpired, "Sync",
+			"eviction of pod %s granted at %s was not followed by its deletion (another admission step or a PodDisruptionBudget refused it); the pod counts as healthy again",
+			e.Pod, e.Time.UTC().Format(time.RFC3339))
+	}
+}

@@ -1,0 +1,58 @@
+//go:build integration
+
+package controller_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/tdb-operator/tdb-operator/test/integration/framework"
+)
+
+// recordTimeout is short so the suite sees a phantom record expire.
+const recordTimeout = 6 * time.Second
+
+var (
+	env *envtest.Environment
+	cfg *rest.Config
+	k8s client.Client
+	mgr *framework.Manager
+	ctx = context.Background()
+)
+
+func TestController(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "TopologyDisruptionBudget status controller (envtest)")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var err error
+	env, cfg, err = framework.StartAPIServer()
+	Expect(err).NotTo(HaveOccurred())
+	k8s, err = client.New(cfg, client.Options{Scheme: framework.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	mgr, err = framework.StartManager(cfg, clock.RealClock{}, recordTimeout)
+	Expect(err).NotTo(HaveOccurred())
+	SetDefaultEventuallyTimeout(20 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+})
+
+var _ = AfterSuite(func() {
+	if mgr != nil {
+		Expect(mgr.Stop()).To(Succeed())
+	}
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})

@@ -1,0 +1,190 @@
+//go:build integration
+
+// Package framework starts a real kube-apiserver and etcd (envtest, with the
+// binaries built by hack/build-k8s-binaries.sh) and the operator's manager
+// for the integration suites, and offers small builders for the objects the
+// suites create.
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/controllers"
+)
+
+// Scheme knows the core, apps, policy and tdb types.
+var Scheme = k8sruntime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
+	utilruntime.Must(policyv1alpha1.AddToScheme(Scheme))
+}
+
+// RepoRoot is the repository root, found from this file's location.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+}
+
+// StartAPIServer starts etcd and kube-apiserver with the project's CRDs.
+func StartAPIServer() (*envtest.Environment, *rest.Config, error) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		return nil, nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run the integration tests with 'make test-integration', which builds kube-apiserver and etcd")
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting envtest: %w", err)
+	}
+	return env, cfg, nil
+}
+
+// Manager is a running operator manager.
+type Manager struct {
+	Cancel context.CancelFunc
+	Done   chan error
+}
+
+// StartManager runs the operator's status controller against cfg, as the
+// manager binary wires it, with the given clock and record timeout.
+func StartManager(cfg *rest.Config, clk clock.PassiveClock, recordTimeout time.Duration) (*Manager, error) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  controllers.CacheOptions(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := controllers.SetupIndexes(ctx, mgr); err != nil {
+		cancel()
+		return nil, err
+	}
+	if err := (&controllers.BudgetReconciler{
+		Client:        mgr.GetClient(),
+		APIReader:     mgr.GetClient(),
+		Recorder:      mgr.GetEventRecorder("tdb-operator"),
+		Clock:         clk,
+		RecordTimeout: recordTimeout,
+	}).SetupWithManager(mgr); err != nil {
+		cancel()
+		return nil, err
+	}
+	m := &Manager{Cancel: cancel, Done: make(chan error, 1)}
+	go func() { m.Done <- mgr.Start(ctx) }()
+	return m, nil
+}
+
+// Stop stops the manager and waits for it.
+func (m *Manager) Stop() error {
+	m.Cancel()
+	select {
+	case err := <-m.Done:
+		return err
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("manager did not stop within 30s")
+	}
+}
+
+// Namespace creates a namespace with a generated name.
+func Namespace(ctx context.Context, c client.Client) (string, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tdb-it-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		return "", err
+	}
+	return ns.Name, nil
+}
+
+// Node creates a node with the given labels.
+func Node(ctx context.Context, c client.Client, name string, labels map[string]string) (*corev1.Node, error) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	return n, c.Create(ctx, n)
+}
+
+// StatefulSet creates a StatefulSet whose pods carry labels; no controller
+// runs in envtest, so its pods are created by the test with Pod.
+func StatefulSet(ctx context.Context, c client.Client, ns, name string, replicas int32, labels map[string]string) (*appsv1.StatefulSet, error) {
+	s := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/app:1"}}},
+			},
+		},
+	}
+	return s, c.Create(ctx, s)
+}
+
+// PodSpec describes a pod for Pod.
+type PodSpec struct {
+	Name   string
+	Labels map[string]string
+	Node   string
+	Owner  client.Object
+	Ready  bool
+}
+
+// Pod creates a running pod, owned by Owner when set, bound to Node, with the
+// Ready condition as asked.
+func Pod(ctx context.Context, c client.Client, ns string, s PodSpec) (*corev1.Pod, error) {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: s.Name, Labels: s.Labels},
+		Spec: corev1.PodSpec{
+			NodeName:   s.Node,
+			Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/app:1"}},
+		},
+	}
+	if s.Owner != nil {
+		gvk, err := c.GroupVersionKindFor(s.Owner)
+		if err != nil {
+			return nil, err
+		}
+		t := true
+		p.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind,
+			Name: s.Owner.GetName(), UID: s.Owner.GetUID(), Controller: &t,
+		}}
+	}
+	if err := c.Create(ctx, p); err != nil {
+		return nil, err
+	}
+	return p, SetReady(ctx, c, p, s.Ready)
+}
+
+// SetReady sets a pod Running with the Ready condition True or False.
+func SetReady(ctx context.Context, c client.Client, p *corev1.Pod, ready bool) error {
+	st := corev1.ConditionFalse
+	if ready {
+		st = corev1.ConditionTrue
+	}
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: st, LastTransitionTime: metav1.Now()}}
+	return c.Status().Update(ctx, p)
+}
