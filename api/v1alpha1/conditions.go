@@ -24,7 +24,9 @@ const (
 	// scale the budget can read.
 	EventReasonNoScale = "NoScale"
 	// EventReasonUnmanagedPods is emitted when covered pods have no
-	// controller; they are not counted as expected, as in policy/v1.
+	// controller. They count as expected where they run (policy/v1 leaves
+	// them out of expectedPods but counts them healthy, which lets an owner
+	// lose more pods than its budget); nothing replaces them once evicted.
 	EventReasonUnmanagedPods = "UnmanagedPods"
 	// EventReasonRecordExpired is emitted when an eviction record expires
 	// because its pod kept running (the eviction was refused after the

@@ -25,9 +25,11 @@ func DesiredHealthy(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, expected 
 	var desired int32
 	switch {
 	case spec.MaxUnavailable != nil:
-		desired = expected - scaled(spec.MaxUnavailable, expected)
+		// A malformed value makes no pod unavailable.
+		desired = expected - scaled(spec.MaxUnavailable, expected, 0)
 	case spec.MinAvailable != nil:
-		desired = scaled(spec.MinAvailable, expected)
+		// A malformed value keeps every pod.
+		desired = scaled(spec.MinAvailable, expected, expected)
 	default:
 		// The API server refuses a spec with neither; treat one that slips
 		// through as allowing nothing.
@@ -37,12 +39,12 @@ func DesiredHealthy(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, expected 
 }
 
 // scaled resolves an int or a percentage of total, rounding up as policy/v1
-// does. Values the API refuses (malformed percentages) resolve to total,
-// which errs on the side of allowing nothing.
-func scaled(v *intstr.IntOrString, total int32) int32 {
+// does. Values the API refuses (malformed percentages) resolve to
+// malformed, which the caller picks to err on the side of allowing nothing.
+func scaled(v *intstr.IntOrString, total, malformed int32) int32 {
 	n, err := intstr.GetScaledValueFromIntOrPercent(v, int(total), true)
 	if err != nil {
-		return total
+		return malformed
 	}
 	return int32(n)
 }

@@ -116,6 +116,9 @@ func (r *Result) Blocked() (reason, message string) {
 // cannot evaluate yields a Result that allows nothing and says why.
 func Compute(in Input) Result {
 	spec := &in.Budget.Spec
+	if err := checkAmounts(spec); err != nil {
+		return Result{Err: err}
+	}
 	cov, err := newCoverage(in.Budget, in.Nodes)
 	if err != nil {
 		return Result{Err: err}
@@ -130,7 +133,7 @@ func Compute(in Input) Result {
 	res.DomainIssues = placed.issues
 	res.UnmanagedPods = placed.unmanaged
 
-	records := keepRecords(in.Budget.Status.DisruptedPods, placed.byName, in.Now, timeout)
+	records := keepRecords(in.Budget.Status.DisruptedPods, placed.named(in.Budget.Status.DisruptedPods), in.Now, timeout)
 	res.ExpiredRecords = records.expired
 	res.RecheckAt = records.recheckAt
 

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
@@ -38,16 +39,18 @@ type placedPod struct {
 // placement is the result of placing every selected pod.
 type placement struct {
 	pods      []placedPod
-	byName    map[string]*placedPod
 	issues    []DomainIssue
 	unmanaged []string
 }
 
 // coverage answers which pods a budget covers and in which domain.
 type coverage struct {
-	namespace   string
-	selector    labels.Selector
+	namespace string
+	selector  labels.Selector
+	// nodeFilter holds nodeSelectorTerm.matchExpressions, nameFilters its
+	// matchFields; a node is covered when it matches both.
 	nodeFilter  *nodeaffinity.NodeSelector
+	nameFilters []nameFilter
 	topologyKey string
 	nodes       func(string) *corev1.Node
 	// nodeCache memoises a node's placement; many pods share a node.
@@ -76,14 +79,24 @@ func newCoverage(tdb *policyv1alpha1.TopologyDisruptionBudget, nodes func(string
 		nodes:       nodes,
 		nodeCache:   map[string]nodePlace{},
 	}
-	if t := spec.NodeSelectorTerm; t != nil && (len(t.MatchExpressions) > 0 || len(t.MatchFields) > 0) {
-		// An empty term would match no node in core/v1; here it means no
-		// restriction, so only a non-empty term becomes a filter.
-		ns, err := nodeaffinity.NewNodeSelector(&corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{t.ToCore()}})
+	// An empty term would match no node in core/v1; here it means no
+	// restriction, so only a non-empty term becomes a filter.
+	if t := spec.NodeSelectorTerm; t != nil && len(t.MatchExpressions) > 0 {
+		exprs := policyv1alpha1.NodeSelectorTerm{MatchExpressions: t.MatchExpressions}
+		ns, err := nodeaffinity.NewNodeSelector(&corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{exprs.ToCore()}})
 		if err != nil {
 			return nil, fmt.Errorf("parsing spec.nodeSelectorTerm: %w", err)
 		}
 		c.nodeFilter = ns
+	}
+	if t := spec.NodeSelectorTerm; t != nil {
+		for i, f := range t.MatchFields {
+			nf, err := newNameFilter(f)
+			if err != nil {
+				return nil, fmt.Errorf("parsing spec.nodeSelectorTerm.matchFields[%d]: %w", i, err)
+			}
+			c.nameFilters = append(c.nameFilters, nf)
+		}
 	}
 	if c.nodes == nil {
 		c.nodes = func(string) *corev1.Node { return nil }
@@ -95,7 +108,45 @@ func newCoverage(tdb *policyv1alpha1.TopologyDisruptionBudget, nodes func(string
 // whatever its node: no topologyKey and no nodeSelectorTerm, exactly the
 // situation of a policy/v1 PodDisruptionBudget.
 func (c *coverage) singleDomain() bool {
-	return c.topologyKey == "" && c.nodeFilter == nil
+	return c.topologyKey == "" && c.nodeFilter == nil && len(c.nameFilters) == 0
+}
+
+// nameFilter is one matchFields requirement on metadata.name. core/v1's
+// nodeaffinity accepts a single name per requirement; the API admits a list
+// (In: any of the names, NotIn: none of them), so names are matched here.
+type nameFilter struct {
+	in    bool
+	names map[string]bool
+}
+
+func newNameFilter(f policyv1alpha1.NodeFieldSelectorRequirement) (nameFilter, error) {
+	if f.Key != "metadata.name" {
+		return nameFilter{}, fmt.Errorf("key %q is not supported, only metadata.name", f.Key)
+	}
+	if f.Operator != "In" && f.Operator != "NotIn" {
+		return nameFilter{}, fmt.Errorf("operator %q is not supported, only In and NotIn", f.Operator)
+	}
+	if len(f.Values) == 0 {
+		return nameFilter{}, fmt.Errorf("values must not be empty")
+	}
+	nf := nameFilter{in: f.Operator == "In", names: make(map[string]bool, len(f.Values))}
+	for _, v := range f.Values {
+		nf.names[v] = true
+	}
+	return nf, nil
+}
+
+// coversNode says whether the node matches nodeSelectorTerm.
+func (c *coverage) coversNode(node *corev1.Node) bool {
+	if c.nodeFilter != nil && !c.nodeFilter.Match(node) {
+		return false
+	}
+	for _, f := range c.nameFilters {
+		if f.names[node.Name] != f.in {
+			return false
+		}
+	}
+	return true
 }
 
 // selects says whether the budget's namespace and selector pick the pod.
@@ -121,7 +172,7 @@ func (c *coverage) evaluateNode(nodeName string) nodePlace {
 	if node == nil {
 		return nodePlace{kind: noDomain, reason: "node not found"}
 	}
-	if c.nodeFilter != nil && !c.nodeFilter.Match(node) {
+	if !c.coversNode(node) {
 		return nodePlace{kind: uncovered}
 	}
 	if c.topologyKey == "" {
@@ -142,7 +193,9 @@ func (c *coverage) place(pods []*corev1.Pod) placement {
 			continue
 		}
 		pp := placedPod{pod: pod, kind: unscheduled}
-		if ref := metav1.GetControllerOf(pod); ref != nil {
+		// NoCopy: only the UID is read, and copying costs two allocations
+		// per pod.
+		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
 			pp.controller = ref.UID
 		}
 		if pod.Spec.NodeName != "" || c.singleDomain() {
@@ -157,9 +210,24 @@ func (c *coverage) place(pods []*corev1.Pod) placement {
 		}
 		out.pods = append(out.pods, pp)
 	}
-	out.byName = make(map[string]*placedPod, len(out.pods))
-	for i := range out.pods {
-		out.byName[out.pods[i].pod.Name] = &out.pods[i]
+	return out
+}
+
+// named returns, by name, the placed pods that the records name. Only the
+// few recorded names are indexed, not every pod.
+func (p *placement) named(records []policyv1alpha1.DisruptedPod) map[string]*placedPod {
+	out := make(map[string]*placedPod, len(records))
+	if len(records) == 0 {
+		return out
+	}
+	recorded := make(map[string]bool, len(records))
+	for _, r := range records {
+		recorded[r.Name] = true
+	}
+	for i := range p.pods {
+		if name := p.pods[i].pod.Name; recorded[name] {
+			out[name] = &p.pods[i]
+		}
 	}
 	return out
 }
@@ -206,4 +274,22 @@ func isReady(pod *corev1.Pod) bool {
 // records: Ready and not being deleted.
 func IsHealthy(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp == nil && isReady(pod)
+}
+
+// checkAmounts refuses what the API server's validation should already have
+// refused, so that a budget that slipped past it says why it allows nothing.
+func checkAmounts(spec *policyv1alpha1.TopologyDisruptionBudgetSpec) error {
+	if (spec.MaxUnavailable == nil) == (spec.MinAvailable == nil) {
+		return fmt.Errorf("exactly one of spec.minAvailable and spec.maxUnavailable must be set")
+	}
+	for field, v := range map[string]*intstr.IntOrString{"spec.maxUnavailable": spec.MaxUnavailable, "spec.minAvailable": spec.MinAvailable} {
+		if v == nil {
+			continue
+		}
+		n, err := intstr.GetScaledValueFromIntOrPercent(v, 100, true)
+		if err != nil || n < 0 || (v.Type == intstr.String && n > 100) {
+			return fmt.Errorf("%s: %q is not a non-negative integer or a percentage between 0%% and 100%%", field, v.String())
+		}
+	}
+	return nil
 }

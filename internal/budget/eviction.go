@@ -74,7 +74,7 @@ type Decision struct {
 // with the budget's resourceVersion so that concurrent decisions serialise.
 func DecideEviction(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) Decision {
 	pod := req.Pod
-	if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
+	if canIgnoreBudget(pod) {
 		return Decision{Allowed: true, Reason: DecisionPodNotRunning}
 	}
 	name := fmt.Sprintf("%s/%s", tdb.Namespace, tdb.Name)
@@ -129,9 +129,10 @@ func DecideEviction(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRe
 }
 
 // charge returns the status after one eviction in req.Domain: the record is
-// added, the domain loses a healthy pod and an allowance, and the other
-// domains' allowances are limited by maxDisruptedDomains. Allowances only go
-// down here; only the status controller raises them.
+// added, the domain loses an allowance (and a healthy pod, when the pod was
+// healthy), and the other domains' allowances are limited by
+// maxDisruptedDomains. Allowances only go down here; only the status
+// controller raises them.
 func charge(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) *policyv1alpha1.TopologyDisruptionBudgetStatus {
 	next := tdb.Status.DeepCopy()
 	rec := policyv1alpha1.DisruptedPod{
@@ -155,7 +156,11 @@ func charge(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) *
 	sort.Slice(next.DisruptedPods, func(i, j int) bool { return next.DisruptedPods[i].Name < next.DisruptedPods[j].Name })
 
 	row := findDomain(next.Domains, req.Domain)
-	row.CurrentHealthy--
+	if IsHealthy(req.Pod) {
+		// A pod that is not Ready was never counted healthy; the record
+		// keeps it uncounted, so only a healthy pod lowers currentHealthy.
+		row.CurrentHealthy--
+	}
 	row.DisruptionsAllowed--
 	LimitDisruptedDomains(&tdb.Spec, next.Domains)
 	next.CurrentHealthy, next.DisruptionsAllowed = 0, 0
@@ -173,6 +178,18 @@ func charge(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) *
 		ObservedGeneration: next.ObservedGeneration, LastTransitionTime: metav1.NewTime(req.Now),
 	})
 	return next
+}
+
+// canIgnoreBudget says whether an eviction passes without asking the budget:
+// exactly the pods core's eviction handler lets through (canIgnorePDB):
+// Pending, Succeeded, Failed, or already being deleted. A pod in any other
+// phase (Running, Unknown) is decided by the budget.
+func canIgnoreBudget(pod *corev1.Pod) bool {
+	switch pod.Status.Phase {
+	case corev1.PodPending, corev1.PodSucceeded, corev1.PodFailed:
+		return true
+	}
+	return pod.DeletionTimestamp != nil
 }
 
 func refuse(reason, format string, args ...any) Decision {

@@ -1,0 +1,298 @@
+package budget
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+// withRecords adds the names@domains of the records kept in status.
+func (s summary) withRecords(rs ...string) summary { s.DisruptedPods = rs; return s }
+
+// TestComputeMissingPods: missing pods (scale above the scheduled pods) are
+// attributed to domains conservatively, never ignored. The budget is zoned
+// with maxUnavailable 1 over n1, n2 (zone-a), n3 (zone-b), n4 (zone-c).
+func TestComputeMissingPods(t *testing.T) {
+	const (
+		rs, sts, rsC, rsP, rsG = types.UID("rs"), types.UID("sts"), types.UID("rs-c"), types.UID("rs-p"), types.UID("rs-g")
+		deploy, rsOld, rsNew   = types.UID("deploy"), types.UID("rs-old"), types.UID("rs-new")
+	)
+	notC := &policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr(zoneKey, "NotIn", "zone-c")}}
+	spread := func(n1, n3, n4 bool) []*podBuilder {
+		var ps []*podBuilder
+		if n1 {
+			ps = append(ps, pod("s-0").onNode("n1").ready().ownedBy(sts))
+		}
+		if n3 {
+			ps = append(ps, pod("s-1").onNode("n3").ready().ownedBy(sts))
+		}
+		if n4 {
+			ps = append(ps, pod("s-2").onNode("n4").ready().ownedBy(sts))
+		}
+		return ps
+	}
+	cZero := pod("c-0").onNode("n4").ready().ownedBy(rsC)
+	join := func(pss ...[]*podBuilder) []*podBuilder {
+		var out []*podBuilder
+		for _, ps := range pss {
+			out = append(out, ps...)
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		term     *policyv1alpha1.NodeSelectorTerm
+		pods     []*podBuilder
+		owners   []Owner
+		ownerMap map[types.UID]Owner
+		records  []policyv1alpha1.DisruptedPod
+		want     summary
+	}{
+		// A controller whose pods all sit in one domain owns its missing pods there.
+		{name: "single-domain controller: scale above its pods",
+			pods: readyPods("a", "n1", rs, 3), owners: []Owner{owner(rs, 4)},
+			want: withRows(row("zone-a", 4, 3, 3, 0))},
+		{name: "single-domain controller: an unscheduled pod",
+			pods: join(readyPods("a", "n1", rs, 2), []*podBuilder{pod("a-2").pending().ownedBy(rs)}), owners: []Owner{owner(rs, 3)},
+			want: withRows(row("zone-a", 3, 2, 2, 0))},
+		{name: "single-domain controller over two nodes of one zone",
+			pods: join(readyPods("a", "n1", rs, 2), readyPods("x", "n2", rs, 1)), owners: []Owner{owner(rs, 4)},
+			want: withRows(row("zone-a", 4, 3, 3, 0))},
+		{name: "single-domain controller with a record of its gone pod",
+			pods: readyPods("a", "n1", rs, 2), owners: []Owner{owner(rs, 3)},
+			records: []policyv1alpha1.DisruptedPod{record("a-2", "zone-a", rs, at(-time.Minute))},
+			want:    withRows(row("zone-a", 3, 2, 2, 0)).withRecords("a-2@zone-a")},
+		{name: "single-domain controller, record in another domain: the record's domain keeps its missing pod",
+			pods: readyPods("b", "n3", rs, 2), owners: []Owner{owner(rs, 3)},
+			records: []policyv1alpha1.DisruptedPod{record("a-2", "zone-a", rs, at(-time.Minute))},
+			want:    withRows(row("zone-a", 1, 0, 0, 0), row("zone-b", 2, 2, 1, 1)).withRecords("a-2@zone-a")},
+		{name: "evicted pod's replacement pending: the record keeps it in its domain",
+			pods:   join(readyPods("a", "n1", rs, 2), []*podBuilder{pod("r-0").pending().ownedBy(rs)}),
+			owners: []Owner{owner(rs, 3)}, records: []policyv1alpha1.DisruptedPod{record("a-2", "zone-a", rs, at(-time.Minute))},
+			want: withRows(row("zone-a", 3, 2, 2, 0)).withRecords("a-2@zone-a")},
+		{name: "replacement scheduled in another domain: record dropped, counted there unready, the domain it left expects one fewer",
+			pods:   join(readyPods("a", "n1", rs, 2), []*podBuilder{pod("r-0").onNode("n3").notReady().ownedBy(rs)}),
+			owners: []Owner{owner(rs, 3)}, records: []policyv1alpha1.DisruptedPod{record("a-2", "zone-a", rs, at(-time.Minute))},
+			want: withRows(row("zone-a", 2, 2, 1, 1), row("zone-b", 1, 0, 0, 0))},
+
+		// A spread controller's other missing pods count against every domain of the controller.
+		{name: "spread controller missing a pod without a record: every domain of the controller expects it",
+			pods: join(spread(true, true, false), []*podBuilder{cZero}), owners: []Owner{owner(sts, 3), owner(rsC, 1)},
+			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 2, 1, 1, 0), row("zone-c", 1, 1, 0, 1))},
+		{name: "spread controller with an unscheduled pod: every domain of the controller expects it",
+			pods:   join(spread(true, true, false), []*podBuilder{pod("s-9").pending().ownedBy(sts), cZero}),
+			owners: []Owner{owner(sts, 3), owner(rsC, 1)},
+			want:   withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 2, 1, 1, 0), row("zone-c", 1, 1, 0, 1))},
+		{name: "spread controller with a record of the gone pod: the record's domain",
+			pods: join(spread(true, true, false), []*podBuilder{cZero}), owners: []Owner{owner(sts, 3), owner(rsC, 1)},
+			records: []policyv1alpha1.DisruptedPod{record("s-2", "zone-c", sts, at(-time.Minute))},
+			want: withRows(row("zone-a", 1, 1, 0, 1), row("zone-b", 1, 1, 0, 1), row("zone-c", 2, 1, 1, 0)).
+				withRecords("s-2@zone-c")},
+		{name: "StatefulSet replacement with the same name, pending: the old pod's record still places it",
+			pods:    join(spread(true, true, false), []*podBuilder{pod("s-2").uid("uid-s-2-new").pending().ownedBy(sts), cZero}),
+			owners:  []Owner{owner(sts, 3), owner(rsC, 1)},
+			records: []policyv1alpha1.DisruptedPod{record("s-2", "zone-c", sts, at(-time.Minute))},
+			want: withRows(row("zone-a", 1, 1, 0, 1), row("zone-b", 1, 1, 0, 1), row("zone-c", 2, 1, 1, 0)).
+				withRecords("s-2@zone-c")},
+		{name: "StatefulSet replacement with the same name, scheduled: record dropped",
+			pods:    join(spread(true, true, false), []*podBuilder{pod("s-2").uid("uid-s-2-new").onNode("n4").notReady().ownedBy(sts), cZero}),
+			owners:  []Owner{owner(sts, 3), owner(rsC, 1)},
+			records: []policyv1alpha1.DisruptedPod{record("s-2", "zone-c", sts, at(-time.Minute))},
+			want:    withRows(row("zone-a", 1, 1, 0, 1), row("zone-b", 1, 1, 0, 1), row("zone-c", 2, 1, 1, 0))},
+		{name: "controller with no scheduled pod at all: its missing pods count against every domain",
+			pods:   join(spread(true, true, true), []*podBuilder{pod("p-0").pending().ownedBy(rsP), pod("p-1").pending().ownedBy(rsP)}),
+			owners: []Owner{owner(sts, 3), owner(rsP, 2)},
+			want:   withRows(row("zone-a", 3, 1, 2, 0), row("zone-b", 3, 1, 2, 0), row("zone-c", 3, 1, 2, 0))},
+		{name: "controller known only by a record: the record's domain, the rest everywhere",
+			pods: spread(true, true, true), owners: []Owner{owner(sts, 3), owner(rsG, 2)},
+			records: []policyv1alpha1.DisruptedPod{record("g-0", "zone-b", rsG, at(-time.Minute))},
+			want:    withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 3, 1, 2, 0), row("zone-c", 2, 1, 1, 0)).withRecords("g-0@zone-b")},
+		{name: "two missing pods, two records: both kept in their domains",
+			pods: spread(true, true, false), owners: []Owner{owner(sts, 4)},
+			records: []policyv1alpha1.DisruptedPod{
+				record("s-2", "zone-b", sts, at(-5*time.Minute)), record("s-3", "zone-c", sts, at(-time.Minute))},
+			want: withRows(row("zone-a", 1, 1, 0, 1), row("zone-b", 2, 1, 1, 0), row("zone-c", 1, 0, 0, 0)).
+				withRecords("s-2@zone-b", "s-3@zone-c")},
+		{name: "a replacement is scheduled: the newest record is kept, the oldest dropped",
+			pods:   join(spread(true, true, false), []*podBuilder{pod("s-x").onNode("n1").notReady().ownedBy(sts)}),
+			owners: []Owner{owner(sts, 4)},
+			records: []policyv1alpha1.DisruptedPod{
+				record("s-2", "zone-b", sts, at(-5*time.Minute)), record("s-3", "zone-c", sts, at(-time.Minute))},
+			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 1, 1, 0, 1), row("zone-c", 1, 0, 0, 0)).
+				withRecords("s-3@zone-c")},
+		{name: "the order of records in status does not decide which is newest",
+			pods:   join(spread(true, true, false), []*podBuilder{pod("s-x").onNode("n1").notReady().ownedBy(sts)}),
+			owners: []Owner{owner(sts, 4)},
+			records: []policyv1alpha1.DisruptedPod{
+				record("s-3", "zone-c", sts, at(-5*time.Minute)), record("s-2", "zone-b", sts, at(-time.Minute))},
+			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 2, 1, 1, 0)).
+				withRecords("s-2@zone-b")},
+		{name: "records beyond the missing count are dropped",
+			pods: spread(true, true, false), owners: []Owner{owner(sts, 2)},
+			records: []policyv1alpha1.DisruptedPod{record("s-9", "zone-c", sts, at(-time.Minute))},
+			want:    withRows(row("zone-a", 1, 1, 0, 1), row("zone-b", 1, 1, 0, 1))},
+		{name: "a record of an unknown or no controller is dropped",
+			pods: readyPods("a", "n1", rs, 2), owners: []Owner{owner(rs, 2)},
+			records: []policyv1alpha1.DisruptedPod{
+				record("z-0", "zone-c", "rs-deleted", at(-time.Minute)), record("z-1", "zone-c", "", at(-time.Minute))},
+			want: withRows(row("zone-a", 2, 2, 1, 1))},
+
+		// Surge, several controllers, scale-bearing owners, coverage.
+		{name: "surge in one domain: the domain expects the scale",
+			pods: readyPods("a", "n1", rs, 3), owners: []Owner{owner(rs, 2)},
+			want: withRows(row("zone-a", 2, 3, 1, 2))},
+		{name: "surge of a spread controller: each domain expects its pods",
+			pods: spread(true, true, true), owners: []Owner{owner(sts, 2)},
+			want: withRows(row("zone-a", 1, 1, 0, 1), row("zone-b", 1, 1, 0, 1), row("zone-c", 1, 1, 0, 1))},
+		{name: "several controllers under one budget are attributed independently",
+			pods: join(readyPods("a", "n1", rs, 2), []*podBuilder{
+				pod("s-0").onNode("n2").ready().ownedBy(sts), pod("s-1").onNode("n3").ready().ownedBy(sts),
+				pod("s-2").onNode("n4").ready().ownedBy(sts), cZero}),
+			owners: []Owner{owner(rs, 3), owner(sts, 3), owner(rsC, 1)},
+			want:   withRows(row("zone-a", 4, 3, 3, 0), row("zone-b", 1, 1, 0, 1), row("zone-c", 2, 2, 1, 1))},
+		{name: "two ReplicaSets of one Deployment count its scale once",
+			pods:     join(readyPods("o", "n1", rsOld, 2), readyPods("n", "n1", rsNew, 2)),
+			ownerMap: map[types.UID]Owner{rsOld: owner(deploy, 4), rsNew: owner(deploy, 4)},
+			want:     withRows(row("zone-a", 4, 4, 3, 1))},
+		{name: "two ReplicaSets of one Deployment in two zones share its missing pod",
+			pods:     join(readyPods("o", "n1", rsOld, 2), readyPods("n", "n3", rsNew, 1)),
+			ownerMap: map[types.UID]Owner{rsOld: owner(deploy, 4), rsNew: owner(deploy, 4)},
+			want:     withRows(row("zone-a", 3, 2, 2, 0), row("zone-b", 2, 1, 1, 0))},
+		{name: "a record of a ReplicaSet resolves to its Deployment",
+			pods:     readyPods("o", "n1", rsOld, 2),
+			ownerMap: map[types.UID]Owner{rsOld: owner(deploy, 3), rsNew: owner(deploy, 3)},
+			records:  []policyv1alpha1.DisruptedPod{record("n-0", "zone-b", rsNew, at(-time.Minute))},
+			want:     withRows(row("zone-a", 2, 2, 1, 1), row("zone-b", 1, 0, 0, 0)).withRecords("n-0@zone-b")},
+		{name: "pods outside nodeSelectorTerm are still the controller's pods",
+			term: notC, pods: spread(true, true, true), owners: []Owner{owner(sts, 3)},
+			want: withRows(row("zone-a", 1, 1, 0, 1), row("zone-b", 1, 1, 0, 1))},
+		{name: "a missing pod of a controller partly outside nodeSelectorTerm counts in its covered domains",
+			term: notC, pods: spread(true, true, true), owners: []Owner{owner(sts, 4)},
+			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 2, 1, 1, 0))},
+		{name: "a deleting pod is expected, not healthy",
+			pods:   join(readyPods("a", "n1", rs, 2), []*podBuilder{pod("a-2").onNode("n1").ready().deleting().ownedBy(rs)}),
+			owners: []Owner{owner(rs, 3)},
+			want:   withRows(row("zone-a", 3, 2, 2, 0))},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).records(tc.records...)
+			if tc.term != nil {
+				b.term(*tc.term)
+			}
+			w := world{tdb: b, nodes: threeZones(), pods: tc.pods, owners: tc.owners, ownerMap: tc.ownerMap}
+			if diff := cmp.Diff(tc.want, summarize(Compute(w.input()))); diff != "" {
+				t.Errorf("Compute() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestComputeUnmanagedPods: pods without a controller count where they run,
+// are listed, and do not block the budget.
+func TestComputeUnmanagedPods(t *testing.T) {
+	const rs = types.UID("rs")
+	tests := []struct {
+		name   string
+		budget *tdbBuilder
+		pods   []*podBuilder
+		want   summary
+	}{
+		{name: "counted where they run",
+			budget: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)),
+			pods: join2(readyPods("a", "n1", rs, 2),
+				pod("solo-a").onNode("n2").ready(), pod("solo-b").onNode("n3").ready(), pod("solo-b2").onNode("n3").notReady()),
+			want: func() summary {
+				s := withRows(row("zone-a", 3, 3, 2, 1), row("zone-b", 2, 1, 1, 0))
+				s.UnmanagedPods = []string{"solo-a", "solo-b", "solo-b2"}
+				return s
+			}()},
+		{name: "an ownerReference that is not a controllerRef does not make a controller",
+			budget: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)),
+			pods:   []*podBuilder{pod("solo").onNode("n3").ready().referencedBy("cm")},
+			want: func() summary {
+				s := withRows(row("zone-b", 1, 1, 0, 1))
+				s.UnmanagedPods = []string{"solo"}
+				return s
+			}()},
+		{name: "unscheduled and deleting unmanaged pods",
+			budget: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)),
+			pods:   []*podBuilder{pod("solo-p").pending(), pod("solo-d").onNode("n3").ready().deleting()},
+			want: func() summary {
+				s := withRows(row("zone-b", 1, 0, 0, 0))
+				s.UnmanagedPods = []string{"solo-d"}
+				return s
+			}()},
+		{name: "without topologyKey they count in the single domain",
+			budget: tdb("web").maxUnavailable(intstr.FromString("50%")),
+			pods:   join2(readyPods("a", "n1", rs, 2), pod("solo").onNode("n3").ready()),
+			want: func() summary {
+				s := withRows(row(AllDomain, 3, 3, 1, 2))
+				s.UnmanagedPods = []string{"solo"}
+				return s
+			}()},
+		{name: "with an integer minAvailable without topologyKey",
+			budget: tdb("web").minAvailable(intstr.FromInt32(2)),
+			pods:   join2(readyPods("a", "n1", rs, 2), pod("solo").onNode("n3").ready()),
+			want: func() summary {
+				s := withRows(row(AllDomain, 3, 3, 2, 1))
+				s.UnmanagedPods = []string{"solo"}
+				return s
+			}()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := world{tdb: tc.budget, nodes: threeZones(), pods: tc.pods, owners: []Owner{owner(rs, 2)}}
+			if diff := cmp.Diff(tc.want, summarize(Compute(w.input()))); diff != "" {
+				t.Errorf("Compute() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestComputeNoScale: a pod whose controller has no known scale blocks every
+// budget that needs scales (as policy/v1 fails its sync), but not an integer
+// minAvailable without topology, which counts pods.
+func TestComputeNoScale(t *testing.T) {
+	const rs, unknown = types.UID("rs"), types.UID("rs-unknown")
+	ps := join2(readyPods("a", "n1", rs, 2), pod("u-0").onNode("n3").ready().ownedBy(unknown),
+		pod("u-1").pending().ownedBy(unknown))
+	blocked := func(rows ...policyv1alpha1.DomainStatus) summary {
+		s := withRows(rows...)
+		s.NoScale = []string{"u-0", "u-1"}
+		s.Blocked = policyv1alpha1.ReasonSyncFailed
+		return s
+	}
+	tests := []struct {
+		name   string
+		budget *tdbBuilder
+		want   summary
+	}{
+		{name: "zoned maxUnavailable", budget: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)),
+			want: blocked(row("zone-a", 2, 2, 1, 0), row("zone-b", 1, 1, 0, 0))},
+		{name: "zoned integer minAvailable", budget: tdb("web").zoned().minAvailable(intstr.FromInt32(1)),
+			want: blocked(row("zone-a", 2, 2, 1, 0), row("zone-b", 1, 1, 1, 0))},
+		{name: "percentage minAvailable without topologyKey", budget: tdb("web").minAvailable(intstr.FromString("50%")),
+			want: blocked(row(AllDomain, 4, 3, 2, 0))},
+		{name: "integer minAvailable without topologyKey needs no scale",
+			budget: tdb("web").minAvailable(intstr.FromInt32(1)),
+			want:   withRows(row(AllDomain, 4, 3, 1, 2))},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := world{tdb: tc.budget, nodes: threeZones(), pods: ps, owners: []Owner{owner(rs, 2)}}
+			if diff := cmp.Diff(tc.want, summarize(Compute(w.input()))); diff != "" {
+				t.Errorf("Compute() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func join2(ps []*podBuilder, more ...*podBuilder) []*podBuilder {
+	return append(append([]*podBuilder{}, ps...), more...)
+}

@@ -1,0 +1,425 @@
+package budget
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+func expr(key string, op policyv1alpha1.NodeSelectorOperator, values ...string) policyv1alpha1.NodeSelectorRequirement {
+	return policyv1alpha1.NodeSelectorRequirement{Key: key, Operator: op, Values: values}
+}
+
+func nameIs(op policyv1alpha1.NodeSelectorOperator, names ...string) policyv1alpha1.NodeFieldSelectorRequirement {
+	return policyv1alpha1.NodeFieldSelectorRequirement{Key: "metadata.name", Operator: op, Values: names}
+}
+
+// TestDomainOf: which pods a budget covers and in which domain, as the
+// webhook asks it for one pod.
+func TestDomainOf(t *testing.T) {
+	nodes := nodeLookup(node("n1").zone("zone-a"), node("n2").zone("zone-b"), node("bare"))
+	notC := policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr(zoneKey, "NotIn", "zone-b")}}
+	type result struct {
+		Covered bool
+		Domain  string
+		Err     string
+	}
+	tests := []struct {
+		name   string
+		budget *tdbBuilder
+		pod    *podBuilder
+		want   result
+	}{
+		{name: "covered pod in its zone", budget: tdb("web").zoned(), pod: pod("a").onNode("n1"),
+			want: result{Covered: true, Domain: "zone-a"}},
+		{name: "other namespace", budget: tdb("web").zoned(), pod: pod("a").in("other").onNode("n1"),
+			want: result{}},
+		{name: "selector does not match", budget: tdb("web").zoned(), pod: pod("a").labels("app", "db").onNode("n1"),
+			want: result{}},
+		{name: "no topologyKey: the single domain", budget: tdb("web"), pod: pod("a").onNode("n2"),
+			want: result{Covered: true, Domain: AllDomain}},
+		{name: "no topologyKey: an unscheduled pod is in the single domain", budget: tdb("web"), pod: pod("a").pending(),
+			want: result{Covered: true, Domain: AllDomain}},
+		{name: "no topologyKey: an unknown node does not matter", budget: tdb("web"), pod: pod("a").onNode("ghost"),
+			want: result{Covered: true, Domain: AllDomain}},
+		{name: "unscheduled pod is covered without a domain", budget: tdb("web").zoned(), pod: pod("a").pending(),
+			want: result{Covered: true}},
+		{name: "node outside nodeSelectorTerm", budget: tdb("web").zoned().term(notC), pod: pod("a").onNode("n2"),
+			want: result{}},
+		{name: "node inside nodeSelectorTerm", budget: tdb("web").zoned().term(notC), pod: pod("a").onNode("n1"),
+			want: result{Covered: true, Domain: "zone-a"}},
+		{name: "nodeSelectorTerm without topologyKey", budget: tdb("web").term(notC), pod: pod("a").onNode("n1"),
+			want: result{Covered: true, Domain: AllDomain}},
+		{name: "nodeSelectorTerm without topologyKey, unscheduled pod", budget: tdb("web").term(notC), pod: pod("a").pending(),
+			want: result{Covered: true}},
+		{name: "node without the topology label", budget: tdb("web").zoned(), pod: pod("a").onNode("bare"),
+			want: result{Covered: true, Err: `pod ns/a on node "bare": node has no label topology.kubernetes.io/zone`}},
+		{name: "unknown node", budget: tdb("web").zoned(), pod: pod("a").onNode("ghost"),
+			want: result{Covered: true, Err: `pod ns/a on node "ghost": node not found`}},
+		{name: "unknown node under nodeSelectorTerm", budget: tdb("web").term(notC), pod: pod("a").onNode("ghost"),
+			want: result{Covered: true, Err: `pod ns/a on node "ghost": node not found`}},
+		{name: "matchFields: node not listed", pod: pod("a").onNode("n2"),
+			budget: tdb("web").zoned().term(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{nameIs("In", "n1", "n9")}}),
+			want:   result{}},
+		{name: "matchFields: node listed", pod: pod("a").onNode("n1"),
+			budget: tdb("web").zoned().term(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{nameIs("In", "n1", "n9")}}),
+			want:   result{Covered: true, Domain: "zone-a"}},
+		{name: "invalid spec", budget: tdb("web").selector(nil), pod: pod("a").onNode("n1"),
+			want: result{Err: "spec.selector is required"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got result
+			var err error
+			got.Covered, got.Domain, err = DomainOf(tc.budget.obj(), tc.pod.obj(), nodes)
+			if err != nil {
+				got.Err = err.Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("DomainOf() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestComputeNodeSelectorTerm scopes a zoned budget with every operator of
+// a NodeSelectorTerm. Each node runs one Ready pod of its own controller
+// (scale 1), so a covered node adds one expected and one healthy pod to its
+// zone:
+//
+//	n1 zone-a rack=1 disk=ssd
+//	n2 zone-a rack=4
+//	n3 zone-b rack=5 disk=hdd
+//	n4 zone-c rack=9
+func TestComputeNodeSelectorTerm(t *testing.T) {
+	nodes := []*nodeBuilder{
+		node("n1").zone("zone-a").label("rack", "1").label("disk", "ssd"),
+		node("n2").zone("zone-a").label("rack", "4"),
+		node("n3").zone("zone-b").label("rack", "5").label("disk", "hdd"),
+		node("n4").zone("zone-c").label("rack", "9"),
+	}
+	var ps []*podBuilder
+	var os []Owner
+	for _, n := range []string{"n1", "n2", "n3", "n4"} {
+		uid := types.UID("rs-" + n)
+		ps = append(ps, pod("p-"+n).onNode(n).ready().ownedBy(uid))
+		os = append(os, owner(uid, 1))
+	}
+	a2, a1 := row("zone-a", 2, 2, 1, 1), row("zone-a", 1, 1, 0, 1)
+	b1, c1 := row("zone-b", 1, 1, 0, 1), row("zone-c", 1, 1, 0, 1)
+	term := func(es ...policyv1alpha1.NodeSelectorRequirement) *policyv1alpha1.NodeSelectorTerm {
+		return &policyv1alpha1.NodeSelectorTerm{MatchExpressions: es}
+	}
+	tests := []struct {
+		name        string
+		term        *policyv1alpha1.NodeSelectorTerm
+		topologyKey string
+		want        summary
+	}{
+		{name: "no term covers every node", topologyKey: zoneKey, want: withRows(a2, b1, c1)},
+		{name: "empty term matches every node", term: &policyv1alpha1.NodeSelectorTerm{}, topologyKey: zoneKey,
+			want: withRows(a2, b1, c1)},
+		{name: "In", term: term(expr(zoneKey, "In", "zone-a", "zone-b")), topologyKey: zoneKey, want: withRows(a2, b1)},
+		{name: "NotIn", term: term(expr(zoneKey, "NotIn", "zone-c")), topologyKey: zoneKey, want: withRows(a2, b1)},
+		{name: "Exists", term: term(expr("disk", "Exists")), topologyKey: zoneKey, want: withRows(a1, b1)},
+		{name: "DoesNotExist", term: term(expr("disk", "DoesNotExist")), topologyKey: zoneKey, want: withRows(a1, c1)},
+		{name: "Gt", term: term(expr("rack", "Gt", "4")), topologyKey: zoneKey, want: withRows(b1, c1)},
+		{name: "Lt", term: term(expr("rack", "Lt", "5")), topologyKey: zoneKey, want: withRows(a2)},
+		{name: "matchFields metadata.name In",
+			term:        &policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{nameIs("In", "n1", "n3")}},
+			topologyKey: zoneKey, want: withRows(a1, b1)},
+		{name: "matchFields metadata.name In, one name",
+			term:        &policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{nameIs("In", "n2")}},
+			topologyKey: zoneKey, want: withRows(a1)},
+		{name: "matchFields metadata.name NotIn",
+			term:        &policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{nameIs("NotIn", "n1")}},
+			topologyKey: zoneKey, want: withRows(a1, b1, c1)},
+		{name: "matchFields metadata.name NotIn, two names",
+			term:        &policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{nameIs("NotIn", "n1", "n4")}},
+			topologyKey: zoneKey, want: withRows(a1, b1)},
+		{name: "two matchFields requirements are ANDed",
+			term: &policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{
+				nameIs("In", "n1", "n2", "n3"), nameIs("NotIn", "n2")}},
+			topologyKey: zoneKey, want: withRows(a1, b1)},
+		{name: "matchFields without topologyKey",
+			term: &policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{nameIs("In", "n1", "n4")}},
+			want: withRows(row(AllDomain, 2, 2, 1, 1))},
+		{name: "expressions are ANDed", term: term(expr(zoneKey, "In", "zone-a", "zone-b"), expr("rack", "Gt", "2")),
+			topologyKey: zoneKey, want: withRows(a1, b1)},
+		{name: "expressions and fields are ANDed",
+			term: &policyv1alpha1.NodeSelectorTerm{
+				MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr("disk", "Exists")},
+				MatchFields:      []policyv1alpha1.NodeFieldSelectorRequirement{nameIs("NotIn", "n3")},
+			},
+			topologyKey: zoneKey, want: withRows(a1)},
+		{name: "term matching no node", term: term(expr(zoneKey, "In", "zone-x")), topologyKey: zoneKey, want: withRows()},
+		{name: "term without topologyKey: one domain of the covered pods",
+			term: term(expr(zoneKey, "NotIn", "zone-c")), want: withRows(row(AllDomain, 3, 3, 2, 1))},
+		{name: "term matching no node without topologyKey: the single domain expects nothing",
+			term: term(expr(zoneKey, "In", "zone-x")), want: withRows(row(AllDomain, 0, 0, 0, 0))},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tdb("web").topologyKey(tc.topologyKey).maxUnavailable(intOrPct("1"))
+			if tc.term != nil {
+				b.term(*tc.term)
+			}
+			w := world{tdb: b, nodes: nodes, pods: ps, owners: os}
+			if diff := cmp.Diff(tc.want, summarize(Compute(w.input()))); diff != "" {
+				t.Errorf("Compute() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestComputeIgnoresPods: pods of another namespace, pods the selector does
+// not pick and terminal pods are not covered; they neither count nor raise
+// issues, even on a node without the topology label.
+func TestComputeIgnoresPods(t *testing.T) {
+	const rs = types.UID("rs")
+	covered := readyPods("w", "n1", rs, 3)
+	tests := []struct {
+		name     string
+		selector *metav1.LabelSelector
+		pods     []*podBuilder
+		want     summary
+	}{
+		{name: "only covered pods", pods: covered, want: withRows(row("zone-a", 3, 3, 2, 1))},
+		{name: "pods in another namespace, of another app, terminal",
+			pods: append(append([]*podBuilder{}, covered...),
+				pod("other-ns").in("other").onNode("n3").ready().ownedBy(rs),
+				pod("other-app").labels("app", "db").onNode("n3").ready().ownedBy(rs),
+				pod("done").onNode("n3").ready().ownedBy(rs).phase(corev1.PodSucceeded),
+				pod("failed").onNode("n3").ownedBy(rs).phase(corev1.PodFailed),
+				pod("terminal-on-bare-node").onNode("bare").phase(corev1.PodFailed),
+				pod("other-ns-on-bare-node").in("other").onNode("bare").ready(),
+			),
+			want: withRows(row("zone-a", 3, 3, 2, 1))},
+		{name: "a terminal pod leaves its controller one pod short",
+			pods: []*podBuilder{covered[0], covered[1], pod("w-2").onNode("n1").ownedBy(rs).phase(corev1.PodFailed)},
+			want: withRows(row("zone-a", 3, 2, 2, 0))},
+		{name: "matchExpressions selector",
+			selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"web"}},
+				{Key: "track", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"canary"}},
+			}},
+			pods: append(append([]*podBuilder{}, covered...),
+				pod("canary").labels("app", "web", "track", "canary").onNode("n3").ready().ownedBy("rs-canary")),
+			want: withRows(row("zone-a", 3, 3, 2, 1))},
+		{name: "empty selector covers every pod of the namespace",
+			selector: &metav1.LabelSelector{},
+			pods: append(append([]*podBuilder{}, covered...),
+				pod("db-0").labels("app", "db").onNode("n3").ready(),
+				pod("other-ns").in("other").onNode("n3").ready()),
+			want: func() summary {
+				s := withRows(row("zone-a", 3, 3, 2, 1), row("zone-b", 1, 1, 0, 1))
+				s.UnmanagedPods = []string{"db-0"}
+				return s
+			}()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tdb("web").zoned().maxUnavailable(intOrPct("1"))
+			if tc.selector != nil {
+				b.selector(tc.selector)
+			}
+			w := world{tdb: b, nodes: append(threeZones(), node("bare")), pods: tc.pods, owners: []Owner{owner(rs, 3)}}
+			if diff := cmp.Diff(tc.want, summarize(Compute(w.input()))); diff != "" {
+				t.Errorf("Compute() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestComputeDomainIssues: a covered pod whose domain cannot be told (its
+// node lacks the topology label or is unknown) is reported, and while there
+// is one no domain allows anything.
+func TestComputeDomainIssues(t *testing.T) {
+	const rsA, rsX = types.UID("rs-a"), types.UID("rs-x")
+	noLabel := DomainIssue{Pod: "x-0", Node: "bare", Reason: "node has no label " + zoneKey}
+	notFound := DomainIssue{Pod: "x-0", Node: "ghost", Reason: "node not found"}
+	zonedPods := func(xNode string, x *podBuilder) []*podBuilder {
+		ps := append(readyPods("a", "n1", rsA, 2), readyPods("b", "n3", "rs-b", 2)...)
+		if x == nil {
+			x = pod("x-0").onNode(xNode).ready().ownedBy(rsX)
+		}
+		return append(ps, x)
+	}
+	blocked := func(issues []DomainIssue, rows ...policyv1alpha1.DomainStatus) summary {
+		s := withRows(rows...)
+		s.DomainIssues = issues
+		s.Blocked = policyv1alpha1.ReasonDomainError
+		return s
+	}
+	notC := policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr(zoneKey, "In", "zone-a", "zone-b")}}
+	tests := []struct {
+		name   string
+		budget *tdbBuilder
+		pods   []*podBuilder
+		want   summary
+	}{
+		{name: "node without the topology label", budget: tdb("web").zoned(), pods: zonedPods("bare", nil),
+			want: blocked([]DomainIssue{noLabel}, row("zone-a", 2, 2, 1, 0), row("zone-b", 2, 2, 1, 0))},
+		{name: "unknown node", budget: tdb("web").zoned(), pods: zonedPods("ghost", nil),
+			want: blocked([]DomainIssue{notFound}, row("zone-a", 2, 2, 1, 0), row("zone-b", 2, 2, 1, 0))},
+		{name: "not-Ready and deleting pods on a bare node are issues too", budget: tdb("web").zoned(),
+			pods: append(zonedPods("", pod("x-0").onNode("bare").notReady().ownedBy(rsX)),
+				pod("x-1").onNode("bare").ready().deleting().ownedBy(rsX)),
+			want: blocked([]DomainIssue{noLabel, {Pod: "x-1", Node: "bare", Reason: noLabel.Reason}},
+				row("zone-a", 2, 2, 1, 0), row("zone-b", 2, 2, 1, 0))},
+		{name: "unknown node under a nodeSelectorTerm without topologyKey", budget: tdb("web").term(notC),
+			pods: zonedPods("ghost", nil),
+			want: blocked([]DomainIssue{notFound}, row(AllDomain, 4, 4, 3, 0))},
+		{name: "a bare node outside nodeSelectorTerm is no issue", budget: tdb("web").zoned().term(notC),
+			pods: zonedPods("bare", nil),
+			want: withRows(row("zone-a", 2, 2, 1, 1), row("zone-b", 2, 2, 1, 1))},
+		{name: "an unknown node without topologyKey nor term is no issue (policy/v1 does not look at nodes)",
+			budget: tdb("web"), pods: zonedPods("ghost", nil),
+			want: withRows(row(AllDomain, 5, 5, 4, 1))},
+		{name: "an unscheduled pod is no issue", budget: tdb("web").zoned(),
+			pods: zonedPods("", pod("x-0").pending().ownedBy(rsX)),
+			// rs-x has no scheduled pod: its missing pod counts in every domain.
+			want: withRows(row("zone-a", 3, 2, 2, 0), row("zone-b", 3, 2, 2, 0))},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := world{tdb: tc.budget.maxUnavailable(intOrPct("1")), nodes: append(threeZones(), node("bare")), pods: tc.pods,
+				owners: []Owner{owner(rsA, 2), owner("rs-b", 2), owner(rsX, 1)}}
+			got := Compute(w.input())
+			if diff := cmp.Diff(tc.want, summarize(got)); diff != "" {
+				t.Errorf("Compute() (-want +got):\n%s", diff)
+			}
+			if len(tc.want.DomainIssues) > 0 {
+				i := tc.want.DomainIssues[0]
+				_, msg := got.Blocked()
+				if !strings.Contains(msg, "pod "+i.Pod+` on node "`+i.Node+`": `+i.Reason) {
+					t.Errorf("Blocked() message %q does not name pod %s, node %s and %q", msg, i.Pod, i.Node, i.Reason)
+				}
+			}
+		})
+	}
+}
+
+// TestComputeNodeRelabelled: the same pods with different node labels; the
+// counts follow the nodes' zones.
+func TestComputeNodeRelabelled(t *testing.T) {
+	const sts = types.UID("sts")
+	ps := append(append(append(readyPods("p1", "n1", sts, 2), readyPods("p2", "n2", sts, 2)...),
+		readyPods("p3", "n3", sts, 2)...), readyPods("p4", "n4", sts, 2)...)
+	tests := []struct {
+		name  string
+		nodes []*nodeBuilder
+		want  summary
+	}{
+		{name: "as built", nodes: threeZones(),
+			want: withRows(row("zone-a", 4, 4, 3, 1), row("zone-b", 2, 2, 1, 1), row("zone-c", 2, 2, 1, 1))},
+		{name: "n2 moved to zone-b",
+			nodes: []*nodeBuilder{node("n1").zone("zone-a"), node("n2").zone("zone-b"), node("n3").zone("zone-b"), node("n4").zone("zone-c")},
+			want:  withRows(row("zone-a", 2, 2, 1, 1), row("zone-b", 4, 4, 3, 1), row("zone-c", 2, 2, 1, 1))},
+		{name: "n4 moved to zone-a: zone-c is gone",
+			nodes: []*nodeBuilder{node("n1").zone("zone-a"), node("n2").zone("zone-a"), node("n3").zone("zone-b"), node("n4").zone("zone-a")},
+			want:  withRows(row("zone-a", 6, 6, 5, 1), row("zone-b", 2, 2, 1, 1))},
+		{name: "n3 moved to a new zone-d",
+			nodes: []*nodeBuilder{node("n1").zone("zone-a"), node("n2").zone("zone-a"), node("n3").zone("zone-d"), node("n4").zone("zone-c")},
+			want:  withRows(row("zone-a", 4, 4, 3, 1), row("zone-c", 2, 2, 1, 1), row("zone-d", 2, 2, 1, 1))},
+		{name: "n3 lost its zone label",
+			nodes: []*nodeBuilder{node("n1").zone("zone-a"), node("n2").zone("zone-a"), node("n3"), node("n4").zone("zone-c")},
+			want: func() summary {
+				s := withRows(row("zone-a", 4, 4, 3, 0), row("zone-c", 2, 2, 1, 0))
+				s.DomainIssues = []DomainIssue{
+					{Pod: "p3-0", Node: "n3", Reason: "node has no label " + zoneKey},
+					{Pod: "p3-1", Node: "n3", Reason: "node has no label " + zoneKey},
+				}
+				s.Blocked = policyv1alpha1.ReasonDomainError
+				return s
+			}()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := world{tdb: tdb("web").zoned().maxUnavailable(intOrPct("1")), nodes: tc.nodes, pods: ps, owners: []Owner{owner(sts, 8)}}
+			if diff := cmp.Diff(tc.want, summarize(Compute(w.input()))); diff != "" {
+				t.Errorf("Compute() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestComputeInvalidSpec: a spec that cannot be evaluated yields no rows,
+// nothing allowed and a SyncFailed reason that names the field.
+func TestComputeInvalidSpec(t *testing.T) {
+	tests := []struct {
+		name    string
+		budget  *tdbBuilder
+		wantErr string
+	}{
+		{name: "no selector", budget: tdb("web").zoned().selector(nil), wantErr: "spec.selector is required"},
+		{name: "bad selector operator",
+			budget: tdb("web").zoned().selector(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "app", Operator: "Gt", Values: []string{"1"}}}}),
+			wantErr: "parsing spec.selector: "},
+		{name: "Gt with a value that is not an integer",
+			budget:  tdb("web").zoned().term(policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr("rack", "Gt", "x")}}),
+			wantErr: "parsing spec.nodeSelectorTerm: "},
+		{name: "matchFields on another field",
+			budget: tdb("web").zoned().term(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{
+				{Key: "metadata.uid", Operator: "In", Values: []string{"x"}}}}),
+			wantErr: `parsing spec.nodeSelectorTerm.matchFields[0]: key "metadata.uid" is not supported, only metadata.name`},
+		{name: "matchFields with Exists",
+			budget: tdb("web").zoned().term(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{
+				nameIs("In", "n1"), {Key: "metadata.name", Operator: "Exists"}}}),
+			wantErr: `parsing spec.nodeSelectorTerm.matchFields[1]: operator "Exists" is not supported, only In and NotIn`},
+		{name: "matchFields without values",
+			budget: tdb("web").zoned().term(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{
+				nameIs("In")}}),
+			wantErr: `parsing spec.nodeSelectorTerm.matchFields[0]: values must not be empty`},
+		{name: "In without values",
+			budget:  tdb("web").zoned().term(policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr(zoneKey, "In")}}),
+			wantErr: "parsing spec.nodeSelectorTerm: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := world{tdb: tc.budget.maxUnavailable(intOrPct("1")), nodes: threeZones(), pods: readyPods("w", "n1", "rs", 3),
+				owners: []Owner{owner("rs", 3)}}
+			got := Compute(w.input())
+			if got.Err == nil || !strings.HasPrefix(got.Err.Error(), tc.wantErr) {
+				t.Fatalf("Compute().Err = %v, want an error starting with %q", got.Err, tc.wantErr)
+			}
+			if diff := cmp.Diff(summary{Blocked: policyv1alpha1.ReasonSyncFailed}, summarize(got)); diff != "" {
+				t.Errorf("Compute() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestComputeWithoutNodes: without a node lookup every node is unknown, so a
+// zoned budget is blocked, and a budget without topology is not affected.
+func TestComputeWithoutNodes(t *testing.T) {
+	const rs = types.UID("rs")
+	tests := []struct {
+		name   string
+		budget *tdbBuilder
+		want   summary
+	}{
+		{name: "zoned", budget: tdb("web").zoned(), want: func() summary {
+			s := summary{Blocked: policyv1alpha1.ReasonDomainError}
+			s.DomainIssues = []DomainIssue{{Pod: "w-0", Node: "n1", Reason: "node not found"}, {Pod: "w-1", Node: "n1", Reason: "node not found"}}
+			return s
+		}()},
+		{name: "no topologyKey", budget: tdb("web"), want: withRows(row(AllDomain, 2, 2, 1, 1))},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := world{tdb: tc.budget.maxUnavailable(intOrPct("1")), pods: readyPods("w", "n1", rs, 2), owners: []Owner{owner(rs, 2)}}.input()
+			in.Nodes = nil
+			if diff := cmp.Diff(tc.want, summarize(Compute(in))); diff != "" {
+				t.Errorf("Compute() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

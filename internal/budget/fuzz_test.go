@@ -1,0 +1,481 @@
+package budget
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+// fuzzBytes reads a fuzz input one decision at a time; past its end every
+// decision is 0, so any input, even empty, decodes to a world.
+type fuzzBytes struct {
+	b []byte
+	i int
+}
+
+func (r *fuzzBytes) intn(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	if r.i >= len(r.b) {
+		return 0
+	}
+	v := r.b[r.i]
+	r.i++
+	return int(v) % n
+}
+
+// fuzzWorld is a small random world decoded from fuzz bytes: 1-4 zones, a
+// few nodes (some without the zone label), 0-3 scale-bearing owners (two
+// ReplicaSets may share one), pods Ready, not Ready, deleting, unscheduled,
+// terminal, on unknown nodes, outside the namespace or selector, and some
+// eviction records of existing, replaced and gone pods. Only values the API
+// admits are generated.
+func decodeWorld(data []byte) Input {
+	r := &fuzzBytes{b: data}
+
+	zones := 1 + r.intn(4)
+	nNodes := 1 + r.intn(6)
+	var nodes []*nodeBuilder
+	for i := range nNodes {
+		n := node("n"+strconv.Itoa(i)).label("rack", strconv.Itoa(r.intn(10)))
+		if r.intn(8) != 0 {
+			n.zone("zone-" + strconv.Itoa(r.intn(zones)))
+		}
+		nodes = append(nodes, n)
+	}
+
+	b := tdb("web")
+	zoned := r.intn(4) != 0
+	if zoned {
+		b.zoned()
+	}
+	switch r.intn(8) {
+	case 0:
+		b.term(policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr(zoneKey, "NotIn", "zone-0")}})
+	case 1:
+		b.term(policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr("rack", "Gt", "4")}})
+	case 2:
+		b.term(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{nameIs("NotIn", "n0", "n1")}})
+	case 3:
+		b.term(policyv1alpha1.NodeSelectorTerm{})
+	}
+	switch r.intn(4) {
+	case 0:
+		b.maxUnavailable(intstr.FromInt32(int32(r.intn(5))))
+	case 1:
+		b.maxUnavailable(intstr.FromString(strconv.Itoa(r.intn(21)*5) + "%"))
+	case 2:
+		b.minAvailable(intstr.FromInt32(int32(r.intn(6))))
+	default:
+		b.minAvailable(intstr.FromString(strconv.Itoa(r.intn(101)) + "%"))
+	}
+	if m := r.intn(4); m > 0 && zoned {
+		b.maxDisruptedDomains(int32(m))
+	}
+
+	// Owners: controller k resolves to owner k, or to owner k-1 (two
+	// ReplicaSets of one Deployment).
+	nOwners := r.intn(4)
+	ownerMap := map[types.UID]Owner{}
+	var ctrls []types.UID
+	for k := range nOwners {
+		ctrl := types.UID("rs" + strconv.Itoa(k))
+		o := owner(types.UID("o"+strconv.Itoa(k)), int32(r.intn(8)))
+		if k > 0 && r.intn(4) == 0 {
+			o = ownerMap[ctrls[k-1]]
+		}
+		ownerMap[ctrl] = o
+		ctrls = append(ctrls, ctrl)
+	}
+
+	nPods := r.intn(20)
+	var ps []*podBuilder
+	for i := range nPods {
+		p := pod("p" + strconv.Itoa(i))
+		switch c := r.intn(nOwners + 3); {
+		case c < nOwners:
+			p.ownedBy(ctrls[c])
+		case c == nOwners && r.intn(4) == 0:
+			p.ownedBy("rs-unknown")
+		}
+		switch at := r.intn(nNodes + 3); {
+		case at < nNodes:
+			p.onNode("n" + strconv.Itoa(at))
+		case at == nNodes:
+			p.pending()
+		case at == nNodes+1 && r.intn(3) == 0:
+			p.onNode("ghost")
+		default:
+			p.onNode("n0")
+		}
+		if p.p.Status.Phase == corev1.PodRunning {
+			switch r.intn(12) {
+			case 0, 1:
+				p.notReady()
+			case 2:
+				p.ready().deleting()
+			case 3:
+				p.phase(corev1.PodSucceeded)
+			case 4:
+				p.phase(corev1.PodFailed)
+			case 5:
+				p.ready().phase(corev1.PodUnknown)
+			default:
+				p.ready()
+			}
+		}
+		switch r.intn(24) {
+		case 0:
+			p.in("other")
+		case 1:
+			p.labels("app", "db")
+		}
+		ps = append(ps, p)
+	}
+
+	var recs []policyv1alpha1.DisruptedPod
+	seen := map[string]bool{}
+	for range r.intn(6) {
+		var rec policyv1alpha1.DisruptedPod
+		n := r.intn(nPods + 3)
+		name := "gone" + strconv.Itoa(n)
+		if n < nPods {
+			name = "p" + strconv.Itoa(n)
+		}
+		domain := AllDomain
+		if zoned {
+			domain = "zone-" + strconv.Itoa(r.intn(zones))
+		}
+		var ctrl types.UID
+		if c := r.intn(nOwners + 1); c < nOwners {
+			ctrl = ctrls[c]
+		}
+		rec = record(name, domain, ctrl, at(-time.Duration(r.intn(240))*time.Second))
+		if r.intn(4) == 0 {
+			rec.UID = "uid-old"
+		}
+		if !seen[rec.Name] {
+			seen[rec.Name] = true
+			recs = append(recs, rec)
+		}
+	}
+	b.records(recs...)
+
+	return Input{Budget: b.obj(), Pods: pods(ps...), Nodes: nodeLookup(nodes...), Owners: ownerMap, Now: t0}
+}
+
+// describe prints a decoded world for a failure report.
+func describe(in Input) string {
+	var desc strings.Builder
+	fmt.Fprintf(&desc, "spec %+v\nmaxUnavailable %v minAvailable %v maxDisruptedDomains %v term %+v\nowners %v\nrecords %+v\n",
+		in.Budget.Spec, in.Budget.Spec.MaxUnavailable, in.Budget.Spec.MinAvailable, derefInt32(in.Budget.Spec.MaxDisruptedDomains),
+		in.Budget.Spec.NodeSelectorTerm, in.Owners, in.Budget.Status.DisruptedPods)
+	for _, p := range in.Pods {
+		ctrl := ""
+		if ref := p.OwnerReferences; len(ref) > 0 {
+			ctrl = string(ref[0].UID)
+		}
+		fmt.Fprintf(&desc, "pod %s/%s uid=%s node=%q phase=%s ready=%v deleting=%v ctrl=%s\n", p.Namespace, p.Name, p.UID,
+			p.Spec.NodeName, p.Status.Phase, isReady(p), p.DeletionTimestamp != nil, ctrl)
+	}
+	for i := range 6 { // decodeWorld names its nodes n0..n5
+		if n := in.Nodes("n" + strconv.Itoa(i)); n != nil {
+			fmt.Fprintf(&desc, "node %s %v\n", n.Name, n.Labels)
+		}
+	}
+	return desc.String()
+}
+
+func derefInt32(p *int32) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// refDesired is desiredHealthy written out from the API's definition, for
+// the values decodeWorld generates.
+func refDesired(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, expected int32) int32 {
+	resolve := func(v *intstr.IntOrString) int32 {
+		if v.Type == intstr.Int {
+			return v.IntVal
+		}
+		pct, _ := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
+		return (int32(pct)*expected + 99) / 100
+	}
+	if spec.MaxUnavailable != nil {
+		return max(0, expected-resolve(spec.MaxUnavailable))
+	}
+	return resolve(spec.MinAvailable)
+}
+
+// checkResult asserts the invariants of one Compute result.
+func checkResult(t *testing.T, in Input, res Result) {
+	t.Helper()
+	spec := &in.Budget.Spec
+	reason, _ := res.Blocked()
+	var sumE, sumH, sumA int32
+	disrupted := 0
+	for _, d := range res.Domains {
+		if d.CurrentHealthy < d.ExpectedPods {
+			disrupted++
+		}
+	}
+	for i, d := range res.Domains {
+		// (5) domains sorted by name and unique.
+		if i > 0 && res.Domains[i-1].Name >= d.Name {
+			t.Errorf("domains not sorted and unique: %q then %q", res.Domains[i-1].Name, d.Name)
+		}
+		// (1) nothing negative.
+		if d.ExpectedPods < 0 || d.CurrentHealthy < 0 || d.DesiredHealthy < 0 || d.DisruptionsAllowed < 0 {
+			t.Errorf("domain %s has a negative number: %+v", d.Name, d)
+		}
+		// (2) the allowance is exactly the budget's formula, never more.
+		if want := refDesired(spec, d.ExpectedPods); d.DesiredHealthy != want {
+			t.Errorf("domain %s: desiredHealthy = %d, want %d for %d expected", d.Name, d.DesiredHealthy, want, d.ExpectedPods)
+		}
+		want := int32(0)
+		if d.ExpectedPods > 0 && d.CurrentHealthy > d.DesiredHealthy {
+			want = d.CurrentHealthy - d.DesiredHealthy
+		}
+		others := disrupted
+		if d.CurrentHealthy < d.ExpectedPods {
+			others--
+		}
+		if reason != "" || (spec.MaxDisruptedDomains != nil && int32(others) >= *spec.MaxDisruptedDomains) {
+			want = 0
+		}
+		if d.DisruptionsAllowed != want {
+			t.Errorf("domain %s: disruptionsAllowed = %d, want %d (%+v, blocked %q, %d other domains disrupted)",
+				d.Name, d.DisruptionsAllowed, want, d, reason, others)
+		}
+		if d.DisruptionsAllowed > 0 {
+			if d.DisruptionsAllowed > d.CurrentHealthy-d.DesiredHealthy {
+				t.Errorf("domain %s allows %d > currentHealthy - desiredHealthy", d.Name, d.DisruptionsAllowed)
+			}
+			if mu := spec.MaxUnavailable; mu != nil && mu.Type == intstr.Int &&
+				d.DisruptionsAllowed > mu.IntVal-(d.ExpectedPods-d.CurrentHealthy) {
+				t.Errorf("domain %s allows %d with %d unavailable of maxUnavailable %d", d.Name, d.DisruptionsAllowed,
+					d.ExpectedPods-d.CurrentHealthy, mu.IntVal)
+			}
+		}
+		sumE += d.ExpectedPods
+		sumH += d.CurrentHealthy
+		sumA += d.DisruptionsAllowed
+	}
+	// (4) totals are the sums.
+	if sumE != res.ExpectedPods || sumH != res.CurrentHealthy || sumA != res.DisruptionsAllowed {
+		t.Errorf("totals %d/%d/%d, sums of domains %d/%d/%d", res.ExpectedPods, res.CurrentHealthy, res.DisruptionsAllowed, sumE, sumH, sumA)
+	}
+	// Records kept are input records, sorted, unique, and none expired.
+	inRecs := map[string]policyv1alpha1.DisruptedPod{}
+	for _, r := range in.Budget.Status.DisruptedPods {
+		inRecs[r.Name] = r
+	}
+	expired := map[string]bool{}
+	for _, e := range res.ExpiredRecords {
+		expired[e.Pod] = true
+	}
+	for i, r := range res.DisruptedPods {
+		if i > 0 && res.DisruptedPods[i-1].Name >= r.Name {
+			t.Errorf("records not sorted and unique: %q then %q", res.DisruptedPods[i-1].Name, r.Name)
+		}
+		if diff := cmp.Diff(inRecs[r.Name], r); diff != "" {
+			t.Errorf("kept record %s differs from the input (-input +kept):\n%s", r.Name, diff)
+		}
+		if expired[r.Name] {
+			t.Errorf("record %s both kept and expired", r.Name)
+		}
+	}
+}
+
+// FuzzCompute checks the invariants of Compute and of the eviction ledger
+// over random small worlds:
+//
+//  1. no number is negative;
+//  2. each domain's allowance is exactly max(0, currentHealthy -
+//     desiredHealthy) (0 when nothing is expected, when the budget is
+//     blocked, or when maxDisruptedDomains other domains are disrupted),
+//     with desiredHealthy from the API's definition, so it never exceeds
+//     currentHealthy - desiredHealthy nor, for an integer maxUnavailable k,
+//     k - (expected - healthy);
+//  3. one more missing pod (one owner's scale + 1) never lowers a domain's
+//     expected pods and never raises a domain's allowance nor the total,
+//     except in a domain that expected nothing (see checkMoreMissing);
+//  4. totals are the sums of the domains;
+//  5. domains are sorted by name and unique;
+//  6. Compute never panics;
+//  7. evicting every pod in turn through DecideEviction, writing back each
+//     status, charges no domain more than its allowance, and leaves a
+//     ledger equal to what Compute gives over the records.
+func FuzzCompute(f *testing.F) {
+	for _, seed := range [][]byte{
+		{},
+		{2, 3, 0, 1, 1, 1, 2, 1, 3, 1, 4, 1, 1, 9, 0, 1, 1, 3, 9, 0, 3, 0, 5, 0, 1, 0, 0, 0, 2, 3, 5},
+		{3, 5, 1, 0, 1, 1, 1, 2, 2, 3, 3, 0, 0, 1, 5, 7, 2, 1, 0, 3, 3, 2, 4, 12, 0, 0, 6, 1, 1, 6, 2, 3, 0, 6, 2, 8, 0, 1, 7, 9},
+		{1, 2, 0, 0, 0, 0, 5, 0, 1, 4, 1, 1, 2, 2, 3, 4, 8, 0, 0, 0, 1, 0, 0, 1, 0, 0, 2, 0, 0, 2, 2, 0, 1, 1, 30, 0, 0},
+		{3, 3, 7, 0, 7, 1, 7, 2, 7, 3, 2, 7, 1, 10, 1, 2, 5, 1, 3, 0, 2, 18, 1, 0, 4, 0, 2, 1, 7, 0, 0, 3, 1, 2, 0, 9, 9, 9},
+		[]byte("a world from ascii bytes with many pods and records to decode"),
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := decodeWorld(data)
+		res := Compute(in)
+		checkResult(t, in, res)
+		if t.Failed() {
+			t.Logf("world:\n%s", describe(in))
+			return
+		}
+
+		// (3) one more missing pod never raises an allowance.
+		seen := map[types.UID]bool{}
+		for _, o := range in.Owners {
+			if seen[o.UID] {
+				continue
+			}
+			seen[o.UID] = true
+			raised := in
+			raised.Owners = map[types.UID]Owner{}
+			for ctrl, o2 := range in.Owners {
+				if o2.UID == o.UID {
+					o2.Replicas++
+				}
+				raised.Owners[ctrl] = o2
+			}
+			more := Compute(raised)
+			checkResult(t, raised, more)
+			checkMoreMissing(t, o, res, more)
+		}
+
+		// (7) the ledger.
+		checkLedger(t, in, res)
+		if t.Failed() {
+			t.Logf("world:\n%s", describe(in))
+		}
+	})
+}
+
+// checkMoreMissing compares a result with the result after owner o's scale
+// grew by one. Expected pods only grow; allowances only shrink, except in a
+// domain that expected nothing before, where policy/v1's rule "nothing
+// expected, nothing allowed" held the allowance at 0 (a scale-down leaves
+// pods of a controller whose scale is already 0).
+func checkMoreMissing(t *testing.T, o Owner, before, after Result) {
+	t.Helper()
+	rows := map[string]policyv1alpha1.DomainStatus{}
+	for _, d := range after.Domains {
+		rows[d.Name] = d
+	}
+	exempt := int32(0)
+	for _, b := range before.Domains {
+		a, ok := rows[b.Name]
+		if !ok {
+			t.Errorf("owner %s scale %d -> %d: domain %s disappeared", o.UID, o.Replicas, o.Replicas+1, b.Name)
+			continue
+		}
+		delete(rows, b.Name)
+		if a.ExpectedPods < b.ExpectedPods {
+			t.Errorf("owner %s scale %d -> %d: domain %s expects %d, was %d", o.UID, o.Replicas, o.Replicas+1, b.Name, a.ExpectedPods, b.ExpectedPods)
+		}
+		if b.ExpectedPods == 0 {
+			exempt += a.DisruptionsAllowed
+			continue
+		}
+		if a.DisruptionsAllowed > b.DisruptionsAllowed {
+			t.Errorf("owner %s scale %d -> %d: domain %s allows %d, was %d (%+v -> %+v)",
+				o.UID, o.Replicas, o.Replicas+1, b.Name, a.DisruptionsAllowed, b.DisruptionsAllowed, b, a)
+		}
+	}
+	for name, a := range rows {
+		if a.DisruptionsAllowed != 0 {
+			t.Errorf("owner %s scale %d -> %d: new domain %s allows %d", o.UID, o.Replicas, o.Replicas+1, name, a.DisruptionsAllowed)
+		}
+	}
+	if after.DisruptionsAllowed > before.DisruptionsAllowed+exempt {
+		t.Errorf("owner %s scale %d -> %d: total allowed %d, was %d", o.UID, o.Replicas, o.Replicas+1, after.DisruptionsAllowed, before.DisruptionsAllowed)
+	}
+}
+
+// checkLedger evicts every pod in turn against the status of res, writing
+// back each decision's status, as the webhook does.
+func checkLedger(t *testing.T, in Input, res Result) {
+	t.Helper()
+	b := in.Budget.DeepCopy()
+	b.Status = statusFrom(b, res)
+	allowed := map[string]int32{}
+	for _, d := range res.Domains {
+		allowed[d.Name] = d.DisruptionsAllowed
+	}
+	charged := map[string]int32{}
+	replaced, chargedUnhealthy := false, false
+	for i, p := range in.Pods {
+		covered, domain, err := DomainOf(b, p, in.Nodes)
+		if !covered || err != nil {
+			continue
+		}
+		for _, r := range b.Status.DisruptedPods {
+			if r.Name == p.Name && r.UID != p.UID {
+				replaced = true
+			}
+		}
+		d := DecideEviction(b, EvictionRequest{Pod: p, Domain: domain, Now: in.Now})
+		if d.Allowed && d.Reason == DecisionCharged {
+			chargedUnhealthy = chargedUnhealthy || !IsHealthy(p)
+			charged[domain]++
+			if charged[domain] > allowed[domain] {
+				t.Errorf("eviction %d of %s: domain %s charged %d times, allowed %d", i, p.Name, domain, charged[domain], allowed[domain])
+			}
+		}
+		if d.Status != nil {
+			b.Status = *d.Status
+		}
+		for _, r := range b.Status.Domains {
+			if r.CurrentHealthy < 0 || r.DisruptionsAllowed < 0 {
+				t.Errorf("eviction %d of %s: ledger row %+v negative", i, p.Name, r)
+			}
+		}
+	}
+	if replaced {
+		// A charge replaced the record of an earlier pod of the same name,
+		// which may have explained a missing pod: the ledger is then more
+		// conservative than a recomputation, not equal to it.
+		return
+	}
+	again := in
+	again.Budget = b
+	recomputed := Compute(again)
+	ledger := b.Status.Domains
+	if chargedUnhealthy {
+		// As in policy/v1, evicting a not-Ready pod under IfHealthyBudget
+		// with desiredHealthy 0 takes an allowance, but the pod was never
+		// healthy: the recomputation gives that allowance back. The ledger
+		// may allow less than the recomputation, never more.
+		ledger = append([]policyv1alpha1.DomainStatus(nil), ledger...)
+		for i := range ledger {
+			if j := findDomain(recomputed.Domains, ledger[i].Name); j != nil && ledger[i].DisruptionsAllowed <= j.DisruptionsAllowed {
+				ledger[i].DisruptionsAllowed = j.DisruptionsAllowed
+			}
+		}
+	}
+	if diff := cmp.Diff(recomputed.Domains, ledger, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("ledger differs from Compute over its records (-compute +ledger):\n%s", diff)
+	}
+	if recomputed.CurrentHealthy != b.Status.CurrentHealthy {
+		t.Errorf("ledger currentHealthy %d, Compute over its records %d", b.Status.CurrentHealthy, recomputed.CurrentHealthy)
+	}
+	if !chargedUnhealthy && recomputed.DisruptionsAllowed != b.Status.DisruptionsAllowed {
+		t.Errorf("ledger disruptionsAllowed %d, Compute over its records %d", b.Status.DisruptionsAllowed, recomputed.DisruptionsAllowed)
+	}
+}
