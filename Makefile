@@ -93,3 +93,8 @@ $(CONTROLLER_GEN):
 $(GOLANGCI_LINT):
 	GOBIN=$(LOCALBIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(LOCALBIN)/golangci-lint $@
+
+##@ Demo
+.PHONY: demo
+demo: k8s-binaries ## Run the budget engine against a real API server it starts itself.
+	KUBEBUILDER_ASSETS="$$(hack/build-k8s-binaries.sh kube-apiserver etcd | tail -1)" go run ./hack/demo

@@ -23,7 +23,7 @@ import (
 
 // row is a domain's numbers as a user reads them in status.
 type row struct {
-	Name                                   string
+	Name                                string
 	Expected, Healthy, Desired, Allowed int32
 }
 

@@ -58,10 +58,10 @@ var _ = Describe("API validation by the API server", func() {
 		tdb := &policyv1alpha1.TopologyDisruptionBudget{
 			ObjectMeta: metav1.ObjectMeta{Name: "ingesters", Namespace: ns},
 			Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-				Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ingester"}},
-				TopologyKey:    zoneKey,
-				MinAvailable:   ptr.To(intstr.FromString("75%")),
-				Rollout:        &policyv1alpha1.RolloutSpec{},
+				Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ingester"}},
+				TopologyKey:  zoneKey,
+				MinAvailable: ptr.To(intstr.FromString("75%")),
+				Rollout:      &policyv1alpha1.RolloutSpec{},
 				NodeSelectorTerm: &policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{
 					{Key: "node.example.com/generation", Operator: "Gt", Values: []string{"3"}},
 					{Key: "spot", Operator: "DoesNotExist"},
