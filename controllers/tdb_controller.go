@@ -29,6 +29,10 @@ import (
 // controller (read through its scale subresource, not watched) is recomputed.
 const customScaleResync = 30 * time.Second
 
+// conflictRetry is how soon a status write that lost to a concurrent writer
+// (usually the eviction webhook) is retried, if no watch event comes first.
+const conflictRetry = 250 * time.Millisecond
+
 // BudgetReconciler computes each TopologyDisruptionBudget's status from the
 // cached pods, nodes and owner scales, and writes it once per change.
 type BudgetReconciler struct {
@@ -69,7 +73,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		// Fail closed: nothing may be disrupted while we cannot tell.
 		logger.Error(err, "computing budget status", "tdb", klog.KObj(&tdb))
 		if werr := r.failClosed(ctx, &tdb, err, now); werr != nil && !apierrors.IsConflict(werr) {
-			return ctrl.Result{}, fmt.Errorf("writing fail-closed status: %w (after %v)", werr, err)
+			return ctrl.Result{}, fmt.Errorf("writing fail-closed status: %w (after %w)", werr, err)
 		}
 		return ctrl.Result{}, err
 	}
@@ -84,7 +88,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			// The webhook recorded an eviction, or the spec changed: the
 			// watch brings us back with the new version.
 			logger.V(1).Info("status conflict, requeueing", "tdb", klog.KObj(&tdb))
-			return ctrl.Result{Requeue: true}, nil
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("updating status of %s: %w", req.NamespacedName, err)
 	}

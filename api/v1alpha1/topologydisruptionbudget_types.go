@@ -119,7 +119,7 @@ type RolloutSpec struct {
 
 // TopologyDisruptionBudgetSpec is the desired budget.
 // +kubebuilder:validation:XValidation:rule="has(self.minAvailable) != has(self.maxUnavailable)",message="exactly one of minAvailable or maxUnavailable must be set"
-// +kubebuilder:validation:XValidation:rule="!has(self.maxDisruptedDomains) || (has(self.topologyKey) && self.topologyKey != ”)",message="maxDisruptedDomains requires topologyKey",fieldPath=".maxDisruptedDomains"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxDisruptedDomains) || (has(self.topologyKey) && size(self.topologyKey) > 0)",message="maxDisruptedDomains requires topologyKey",fieldPath=".maxDisruptedDomains"
 type TopologyDisruptionBudgetSpec struct {
 	// selector picks the covered pods, in the budget's own namespace only. An
 	// empty selector covers every pod of the namespace, as in policy/v1.
@@ -299,8 +299,4 @@ func (t *NodeSelectorTerm) ToCore() corev1.NodeSelectorTerm {
 		})
 	}
 	return out
-}
-
-func init() {
-	SchemeBuilder.Register(&TopologyDisruptionBudget{}, &TopologyDisruptionBudgetList{})
 }

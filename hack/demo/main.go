@@ -223,9 +223,9 @@ func show(ctx context.Context, c client.Client, tdb *policyv1alpha1.TopologyDisr
 	}
 	fmt.Printf("\n== %s\n", title)
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ZONE\tHEALTHY/EXPECTED\tDESIRED\tALLOWED")
+	_, _ = fmt.Fprintln(w, "ZONE\tHEALTHY/EXPECTED\tDESIRED\tALLOWED")
 	for _, d := range cur.Status.Domains {
-		fmt.Fprintf(w, "%s\t%d/%d\t%d\t%d\n", d.Name, d.CurrentHealthy, d.ExpectedPods, d.DesiredHealthy, d.DisruptionsAllowed)
+		_, _ = fmt.Fprintf(w, "%s\t%d/%d\t%d\t%d\n", d.Name, d.CurrentHealthy, d.ExpectedPods, d.DesiredHealthy, d.DisruptionsAllowed)
 	}
 	_ = w.Flush()
 	for _, cond := range cur.Status.Conditions {

@@ -49,7 +49,7 @@ func policyV1(spec policyv1alpha1.TopologyDisruptionBudgetSpec, pods []*corev1.P
 		}
 		var pct int32
 		for _, c := range v.StrVal[:len(v.StrVal)-1] {
-			pct = pct*10 + int32(c-'0')
+			pct = pct*10 + (c - '0')
 		}
 		return (pct*total + 99) / 100
 	}

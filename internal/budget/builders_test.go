@@ -168,8 +168,6 @@ func tdb(name string) *tdbBuilder {
 	}}
 }
 
-func (b *tdbBuilder) in(ns string) *tdbBuilder { b.t.Namespace = ns; return b }
-
 func (b *tdbBuilder) selector(s *metav1.LabelSelector) *tdbBuilder { b.t.Spec.Selector = s; return b }
 
 func (b *tdbBuilder) topologyKey(k string) *tdbBuilder { b.t.Spec.TopologyKey = k; return b }
