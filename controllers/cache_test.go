@@ -1,0 +1,108 @@
+package controllers
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// The cache keeps exactly what the budget logic and the event mapping read;
+// everything else is dropped to keep memory small.
+func TestStripPodKeepsWhatBudgetsRead(t *testing.T) {
+	now := metav1.Now()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "ingester-0", Namespace: "mimir", UID: "u1", ResourceVersion: "7",
+			Labels:            map[string]string{"app": "ingester"},
+			Annotations:       map[string]string{"controller.kubernetes.io/pod-deletion-cost": "10", "big": "x"},
+			OwnerReferences:   []metav1.OwnerReference{{Kind: "StatefulSet", Name: "ingester", UID: "s1", Controller: ptr.To(true)}},
+			DeletionTimestamp: &now,
+			ManagedFields:     []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+		},
+		Spec: corev1.PodSpec{
+			NodeName: "n1", SchedulerName: "default-scheduler",
+			Containers: []corev1.Container{{Name: "c", Image: "img", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}},
+		},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodRunning,
+			Conditions: []corev1.PodCondition{
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now, Message: "m"},
+			},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "c"}},
+		},
+	}
+	got, err := stripPod(pod.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "ingester-0", Namespace: "mimir", UID: "u1", ResourceVersion: "7",
+			Labels:            map[string]string{"app": "ingester"},
+			Annotations:       map[string]string{"controller.kubernetes.io/pod-deletion-cost": "10"},
+			OwnerReferences:   pod.OwnerReferences,
+			DeletionTimestamp: &now,
+		},
+		Spec: corev1.PodSpec{NodeName: "n1", SchedulerName: "default-scheduler"},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stripPod (-want +got):\n%s", diff)
+	}
+}
+
+func TestStripNodeKeepsLabels(t *testing.T) {
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"topology.kubernetes.io/zone": "a"}, Annotations: map[string]string{"x": "y"}},
+		Spec:       corev1.NodeSpec{PodCIDR: "10.0.0.0/24", Unschedulable: true},
+		Status:     corev1.NodeStatus{Images: []corev1.ContainerImage{{Names: []string{"img"}}}},
+	}
+	got, _ := stripNode(node.DeepCopy())
+	want := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"topology.kubernetes.io/zone": "a"}},
+		Spec:       corev1.NodeSpec{Unschedulable: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stripNode (-want +got):\n%s", diff)
+	}
+}
+
+func TestStripWorkloadKeepsScaleAndTemplateLabels(t *testing.T) {
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", UID: "s1"},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To[int32](3),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}, Annotations: map[string]string{"a": "b"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}},
+			},
+			UpdateStrategy:       appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{}},
+		},
+		Status: appsv1.StatefulSetStatus{Replicas: 3, UpdateRevision: "r2", CurrentRevision: "r1"},
+	}
+	got, _ := stripWorkload(sts.DeepCopy())
+	want := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", UID: "s1"},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:       ptr.To[int32](3),
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}},
+			Template:       corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}}},
+			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
+		},
+		Status: appsv1.StatefulSetStatus{UpdateRevision: "r2", CurrentRevision: "r1"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stripWorkload (-want +got):\n%s", diff)
+	}
+}
