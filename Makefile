@@ -32,8 +32,8 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRD and RBAC manifests.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./controllers/..." paths="./internal/..." paths="./cmd/..." \
-		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./api/..." paths="./controllers/..." paths="./internal/..." paths="./cmd/..." \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
 
 .PHONY: fmt
 fmt: ## gofmt the tree.

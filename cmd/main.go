@@ -16,10 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/controllers"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	evictionwebhook "github.com/tdb-operator/tdb-operator/internal/webhook"
 )
 
 func main() {
@@ -36,6 +38,11 @@ func run() error {
 		leaderElect    bool
 		leaderElectNS  string
 		recordTimeout  = budget.DefaultRecordTimeout
+		webhookPort    int
+		webhookCertDir string
+		webhookHost    string
+		enableWebhook  bool
+		operatorNS     string
 		zapOpts        = zap.Options{Development: false}
 		managerOptions ctrl.Options
 	)
@@ -44,6 +51,11 @@ func run() error {
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader among replicas for the controllers (the webhook is served by every replica).")
 	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease; default: the namespace the manager runs in.")
 	flag.DurationVar(&recordTimeout, "record-timeout", budget.DefaultRecordTimeout, "How long an eviction record protects a pod that keeps running without being deleted before it is taken for a refused eviction and dropped.")
+	flag.BoolVar(&enableWebhook, "enable-webhook", true, "Serve the pods/eviction admission webhook.")
+	flag.StringVar(&webhookHost, "webhook-host", "", "Address the webhook server binds to; empty means all interfaces.")
+	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port of the webhook server (TLS).")
+	flag.StringVar(&webhookCertDir, "webhook-cert-dir", "", "Directory holding tls.crt and tls.key for the webhook server; default: <temp dir>/k8s-webhook-server/serving-certs.")
+	flag.StringVar(&operatorNS, "operator-namespace", envOr("POD_NAMESPACE", "tdb-system"), "The operator's own namespace; evictions there always pass, so draining the operator's node cannot deadlock. Default: $POD_NAMESPACE, else tdb-system.")
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
@@ -64,6 +76,9 @@ func run() error {
 		LeaderElectionID:        "tdb-operator.policy.tdb.dev",
 		LeaderElectionNamespace: leaderElectNS,
 		Cache:                   controllers.CacheOptions(),
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: webhookHost, Port: webhookPort, CertDir: webhookCertDir,
+		}),
 	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -86,6 +101,9 @@ func run() error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the budget controller: %w", err)
 	}
+	if enableWebhook {
+		evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS})
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
 	}
@@ -94,4 +112,11 @@ func run() error {
 	}
 	ctrl.Log.WithName("setup").Info("starting manager")
 	return mgr.Start(ctx)
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }

@@ -61,6 +61,9 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	logger := log.FromContext(ctx)
 	var tdb policyv1alpha1.TopologyDisruptionBudget
 	if err := r.Client.Get(ctx, req.NamespacedName, &tdb); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetAllowances(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !tdb.DeletionTimestamp.IsZero() {
@@ -80,6 +83,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 
 	next := statusFor(&tdb, &res, now)
 	if equality.Semantic.DeepEqual(&tdb.Status, next) {
+		exportAllowances(&tdb)
 		return r.requeue(res, custom, now), nil
 	}
 	tdb.Status = *next
@@ -94,6 +98,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	logger.V(1).Info("budget status updated", "tdb", klog.KObj(&tdb),
 		"expected", next.ExpectedPods, "healthy", next.CurrentHealthy, "allowed", next.DisruptionsAllowed)
+	exportAllowances(&tdb)
 	r.emitEvents(&tdb, &res)
 	return r.requeue(res, custom, now), nil
 }

@@ -32,6 +32,9 @@ const (
 	// because its pod kept running (the eviction was refused after the
 	// webhook allowed it).
 	EventReasonRecordExpired = "RecordExpired"
+	// EventReasonEvictionRefused is emitted, at most once a minute per
+	// budget, when the eviction webhook refuses evictions.
+	EventReasonEvictionRefused = "EvictionRefused"
 	// EventReasonInvalidSpec is emitted when the spec cannot be evaluated.
 	EventReasonInvalidSpec = "InvalidSpec"
 )

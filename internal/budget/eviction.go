@@ -39,6 +39,9 @@ const (
 	DecisionInsufficientPods = "InsufficientPods"
 	// DecisionMaxDisruptedDomains: too many other domains are disrupted.
 	DecisionMaxDisruptedDomains = "MaxDisruptedDomains"
+	// DecisionContended: the budget's status kept changing under the
+	// webhook's writes; the client retries.
+	DecisionContended = "Contended"
 	// DecisionTooManyRecords: status.disruptedPods is full.
 	DecisionTooManyRecords = "TooManyRecords"
 )

@@ -8,12 +8,16 @@ package framework
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,13 +26,18 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/yaml"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/controllers"
+	evictionwebhook "github.com/tdb-operator/tdb-operator/internal/webhook"
 )
 
 // Scheme knows the core, apps, policy and tdb types.
@@ -47,12 +56,43 @@ func RepoRoot() string {
 
 // StartAPIServer starts etcd and kube-apiserver with the project's CRDs.
 func StartAPIServer() (*envtest.Environment, *rest.Config, error) {
+	return startAPIServer(nil)
+}
+
+// ExemptNamespace is the operator namespace of the webhook suites.
+const ExemptNamespace = "tdb-system"
+
+// StartAPIServerWithWebhook starts etcd and kube-apiserver with the CRDs and
+// the project's eviction webhook configuration (config/webhook, with its
+// namespaceSelector patch applied), pointed at a local TLS server whose
+// address and certificates are in env.WebhookInstallOptions.
+func StartAPIServerWithWebhook() (*envtest.Environment, *rest.Config, error) {
+	raw, err := os.ReadFile(filepath.Join(RepoRoot(), "config", "webhook", "manifests.yaml"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := yaml.Unmarshal(raw, &vwc); err != nil {
+		return nil, nil, fmt.Errorf("parsing the webhook configuration: %w", err)
+	}
+	for i := range vwc.Webhooks {
+		vwc.Webhooks[i].NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{ExemptNamespace},
+		}}}
+	}
+	return startAPIServer(&envtest.WebhookInstallOptions{ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{&vwc}})
+}
+
+func startAPIServer(webhooks *envtest.WebhookInstallOptions) (*envtest.Environment, *rest.Config, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run the integration tests with 'make test-integration', which builds kube-apiserver and etcd")
 	}
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
+	}
+	if webhooks != nil {
+		env.WebhookInstallOptions = *webhooks
 	}
 	cfg, err := env.Start()
 	if err != nil {
@@ -65,37 +105,79 @@ func StartAPIServer() (*envtest.Environment, *rest.Config, error) {
 type Manager struct {
 	Cancel context.CancelFunc
 	Done   chan error
+	// Handler is the eviction webhook's handler, when the webhook is served.
+	Handler *evictionwebhook.EvictionHandler
 }
 
 // StartManager runs the operator's status controller against cfg, as the
 // manager binary wires it, with the given clock and record timeout.
 func StartManager(cfg *rest.Config, clk clock.PassiveClock, recordTimeout time.Duration) (*Manager, error) {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	return StartManagerWith(cfg, ManagerOptions{Clock: clk, RecordTimeout: recordTimeout})
+}
+
+// ManagerOptions configure StartManagerWith.
+type ManagerOptions struct {
+	Clock         clock.PassiveClock
+	RecordTimeout time.Duration
+	// Webhook, when set, serves the eviction webhook with these options.
+	Webhook *webhook.Options
+	// NoController runs the webhook only (a second replica that is not the
+	// leader).
+	NoController bool
+}
+
+// StartManagerWith runs a manager as the binary wires it.
+func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
+	opts := ctrl.Options{
 		Scheme:                 Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Cache:                  controllers.CacheOptions(),
-	})
+		Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	if o.Webhook != nil {
+		opts.WebhookServer = webhook.NewServer(*o.Webhook)
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	clk, recordTimeout := o.Clock, o.RecordTimeout
+	if clk == nil {
+		clk = clock.RealClock{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := controllers.SetupIndexes(ctx, mgr); err != nil {
 		cancel()
 		return nil, err
 	}
-	if err := (&controllers.BudgetReconciler{
-		Client:        mgr.GetClient(),
-		APIReader:     mgr.GetClient(),
-		Recorder:      mgr.GetEventRecorder("tdb-operator"),
-		Clock:         clk,
-		RecordTimeout: recordTimeout,
-	}).SetupWithManager(mgr); err != nil {
-		cancel()
-		return nil, err
+	if !o.NoController {
+		if err := (&controllers.BudgetReconciler{
+			Client:        mgr.GetClient(),
+			APIReader:     mgr.GetClient(),
+			Recorder:      mgr.GetEventRecorder("tdb-operator"),
+			Clock:         clk,
+			RecordTimeout: recordTimeout,
+		}).SetupWithManager(mgr); err != nil {
+			cancel()
+			return nil, err
+		}
 	}
 	m := &Manager{Cancel: cancel, Done: make(chan error, 1)}
+	if o.Webhook != nil {
+		m.Handler = evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: ExemptNamespace, Clock: clk})
+	}
 	go func() { m.Done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		cancel()
+		return nil, fmt.Errorf("manager caches did not sync")
+	}
+	if o.Webhook != nil {
+		if err := waitForTLS(o.Webhook.Host, o.Webhook.Port); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
 	return m, nil
 }
 
@@ -187,4 +269,71 @@ func SetReady(ctx context.Context, c client.Client, p *corev1.Pod, ready bool) e
 	p.Status.Phase = corev1.PodRunning
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: st, LastTransitionTime: metav1.Now()}}
 	return c.Status().Update(ctx, p)
+}
+
+// waitForTLS waits until the webhook server accepts TLS connections.
+func waitForTLS(host string, port int) error {
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // a readiness probe of a local test server
+		if err == nil {
+			return conn.Close()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("webhook server at %s not ready: %w", addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// WebhookOptions are the serving options envtest registered for the webhook.
+func WebhookOptions(env *envtest.Environment) *webhook.Options {
+	w := env.WebhookInstallOptions
+	return &webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir}
+}
+
+// ZoneKey is the topology key of the suites' worlds.
+const ZoneKey = "topology.kubernetes.io/zone"
+
+// World is a zoned workload: per zone, nodes and one StatefulSet whose Ready
+// pods run on them.
+type World struct {
+	NS    string
+	Nodes map[string][]string
+	Sets  map[string]*appsv1.StatefulSet
+	Pods  map[string][]*corev1.Pod
+}
+
+// NewWorld creates, in namespace ns, nodesPerZone nodes and a StatefulSet of
+// podsPerZone Ready pods labelled app=app in each zone. Node names are
+// prefixed with ns so worlds do not collide.
+func NewWorld(ctx context.Context, c client.Client, ns, app string, zones []string, nodesPerZone, podsPerZone int) (*World, error) {
+	w := &World{NS: ns, Nodes: map[string][]string{}, Sets: map[string]*appsv1.StatefulSet{}, Pods: map[string][]*corev1.Pod{}}
+	for _, z := range zones {
+		for i := 0; i < nodesPerZone; i++ {
+			name := fmt.Sprintf("%s-%s-%d", ns, z, i)
+			if _, err := Node(ctx, c, name, map[string]string{ZoneKey: z}); err != nil {
+				return nil, err
+			}
+			w.Nodes[z] = append(w.Nodes[z], name)
+		}
+		labels := map[string]string{"app": app, "zone": z}
+		sts, err := StatefulSet(ctx, c, ns, app+"-"+z, int32(podsPerZone), labels)
+		if err != nil {
+			return nil, err
+		}
+		w.Sets[z] = sts
+		for i := 0; i < podsPerZone; i++ {
+			p, err := Pod(ctx, c, ns, PodSpec{
+				Name: fmt.Sprintf("%s-%s-%d", app, z, i), Labels: labels,
+				Node: w.Nodes[z][i%nodesPerZone], Owner: sts, Ready: true,
+			})
+			if err != nil {
+				return nil, err
+			}
+			w.Pods[z] = append(w.Pods[z], p)
+		}
+	}
+	return w, nil
 }

@@ -1,0 +1,394 @@
+// Package webhook holds the eviction admission webhook: it decides each
+// pods/eviction CREATE against every TopologyDisruptionBudget covering the
+// pod, and records granted evictions in the budgets' status.
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
+)
+
+// Path is where the eviction webhook is served.
+const Path = "/validate-eviction"
+
+const (
+	// defaultMaxTries bounds the decide-and-write attempts per budget.
+	defaultMaxTries = 8
+	// defaultDeadline is below the webhook's timeoutSeconds (10 s), so the
+	// API server gets a clear answer instead of a timeout.
+	defaultDeadline = 7 * time.Second
+)
+
+// +kubebuilder:webhook:path=/validate-eviction,mutating=false,failurePolicy=fail,sideEffects=NoneOnDryRun,groups="",resources=pods/eviction,verbs=create,versions=v1,name=eviction.policy.tdb.dev,admissionReviewVersions=v1,timeoutSeconds=10,matchPolicy=Equivalent
+// +kubebuilder:rbac:groups=policy.tdb.dev,resources=topologydisruptionbudgets/status,verbs=get;update
+
+// EvictionHandler decides evictions. Budgets, pods and nodes are read from
+// the informer cache; a budget is re-read from the API server only when a
+// status write conflicts. Every grant is a status write conditioned on the
+// budget's resourceVersion, so concurrent decisions, in this process or in
+// another replica, serialise on the API server and can never over-allow.
+type EvictionHandler struct {
+	// Cache reads pods, nodes and budgets.
+	Cache client.Reader
+	// Client writes budget status.
+	Client client.Client
+	// APIReader re-reads a budget after a conflict, and a pod the cache has
+	// not seen yet.
+	APIReader client.Reader
+	// Clock stamps records.
+	Clock clock.PassiveClock
+	// ExemptNamespace is the operator's own namespace, whose evictions
+	// always pass (so draining the operator's node cannot deadlock).
+	ExemptNamespace string
+	// Refusals reports refusals as events, rate-limited per budget.
+	Refusals *RefusalReporter
+	// MaxTries and Deadline bound the work on one request (defaults 8, 7 s).
+	MaxTries int
+	Deadline time.Duration
+}
+
+var _ admission.Handler = &EvictionHandler{}
+
+// Handle answers one admission request.
+func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (resp admission.Response) {
+	start := h.Clock.Now()
+	out := outcome{decision: "allowed", reason: budget.DecisionPodNotRunning}
+	defer func() {
+		if r := recover(); r != nil {
+			log.FromContext(ctx).Error(fmt.Errorf("panic: %v", r), "eviction webhook panicked")
+			out = outcome{decision: "error", reason: "InternalError"}
+			resp = admission.Errored(http.StatusInternalServerError, fmt.Errorf("internal error deciding the eviction"))
+		}
+		observe(out, h.Clock.Since(start))
+	}()
+
+	if req.Operation != admissionv1.Create || req.Resource.Resource != "pods" || req.SubResource != "eviction" {
+		out = outcome{decision: "allowed", reason: "NotAnEviction"}
+		return admission.Allowed("not a pod eviction")
+	}
+	ev, err := decodeEviction(req.Object.Raw)
+	if err != nil {
+		out = outcome{decision: "error", reason: "BadRequest"}
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	if req.Namespace == h.ExemptNamespace && h.ExemptNamespace != "" {
+		out.reason = "ExemptNamespace"
+		return admission.Allowed("the operator's namespace is exempt")
+	}
+	dryRun := (req.DryRun != nil && *req.DryRun) || isDryRun(ev.DeleteOptions)
+
+	ctx, cancel := context.WithTimeout(ctx, h.deadline())
+	defer cancel()
+	res, err := h.decide(ctx, req.Namespace, req.Name, dryRun)
+	if err != nil {
+		out = outcome{decision: "error", reason: "InternalError"}
+		log.FromContext(ctx).Error(err, "deciding eviction", "pod", klog.KRef(req.Namespace, req.Name))
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	out = res.outcome
+	log.FromContext(ctx).V(1).Info("eviction decided", "pod", klog.KRef(req.Namespace, req.Name),
+		"decision", res.outcome.decision, "reason", res.outcome.reason, "dryRun", dryRun, "budgets", res.budgets)
+	if res.outcome.decision == "allowed" {
+		return admission.Allowed("")
+	}
+	if h.Refusals != nil && res.refusedBy != nil && !dryRun {
+		h.Refusals.Refused(res.refusedBy, res.message)
+	}
+	return tooManyRequests(res.message)
+}
+
+func (h *EvictionHandler) deadline() time.Duration {
+	if h.Deadline > 0 {
+		return h.Deadline
+	}
+	return defaultDeadline
+}
+
+func (h *EvictionHandler) maxTries() int {
+	if h.MaxTries > 0 {
+		return h.MaxTries
+	}
+	return defaultMaxTries
+}
+
+// outcome labels the decision metric.
+type outcome struct{ decision, reason string }
+
+type result struct {
+	outcome   outcome
+	message   string
+	refusedBy *policyv1alpha1.TopologyDisruptionBudget
+	budgets   []string
+}
+
+func refused(tdb *policyv1alpha1.TopologyDisruptionBudget, d budget.Decision, budgets []string) result {
+	return result{outcome: outcome{"refused", d.Reason}, message: d.Message, refusedBy: tdb, budgets: budgets}
+}
+
+// decide finds the budgets covering the pod and decides against all of them:
+// allowed only if every one allows, and then charged to every one or none.
+func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bool) (result, error) {
+	pod, err := h.pod(ctx, ns, name)
+	if err != nil {
+		return result{}, err
+	}
+	if pod == nil {
+		// The API server answers 404 for the eviction itself.
+		return result{outcome: outcome{"allowed", "PodNotFound"}}, nil
+	}
+	covering, err := h.covering(ctx, pod)
+	if err != nil {
+		return result{}, err
+	}
+	if len(covering) == 0 {
+		return result{outcome: outcome{"allowed", "NotCovered"}}, nil
+	}
+	names := make([]string, len(covering))
+	for i, c := range covering {
+		names[i] = c.tdb.Name
+		if c.domainErr != nil {
+			return refused(c.tdb, budget.Decision{Reason: budget.DecisionBlocked, Message: fmt.Sprintf(
+				"topology disruption budget %s/%s: cannot tell the domain of the pod: %v; label the node with %s",
+				c.tdb.Namespace, c.tdb.Name, c.domainErr, c.tdb.Spec.TopologyKey)}, names), nil
+		}
+	}
+
+	now := h.Clock.Now()
+	// First decide against every budget as cached: a refusal costs no write.
+	decisions := make([]budget.Decision, len(covering))
+	for i, c := range covering {
+		decisions[i] = budget.DecideEviction(c.tdb, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now})
+		if !decisions[i].Allowed {
+			return refused(c.tdb, decisions[i], names), nil
+		}
+	}
+	reason := decisions[0].Reason
+	if dryRun {
+		return result{outcome: outcome{"allowed", reason}, budgets: names}, nil
+	}
+	// Then charge each budget in turn; if one refuses on a fresh read, undo
+	// the charges already made.
+	var charged []*coveringBudget
+	for i, c := range covering {
+		d, err := h.charge(ctx, c, pod, decisions[i])
+		if err != nil || !d.Allowed {
+			if uerr := h.undo(ctx, charged, pod); uerr != nil {
+				err = errors.Join(err, fmt.Errorf("undoing the charges of an eviction another budget refused: %w", uerr))
+			}
+			if err != nil {
+				return result{}, err
+			}
+			return refused(c.tdb, d, names), nil
+		}
+		if d.Status != nil {
+			charged = append(charged, c)
+		}
+		if d.Reason == budget.DecisionCharged {
+			reason = d.Reason
+		}
+	}
+	return result{outcome: outcome{"allowed", reason}, budgets: names}, nil
+}
+
+// pod reads the pod from the cache, or from the API server when the cache
+// has not seen it yet. A nil pod means it does not exist.
+func (h *EvictionHandler) pod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+	var pod corev1.Pod
+	err := h.Cache.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &pod)
+	if apierrors.IsNotFound(err) && h.APIReader != nil {
+		err = h.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &pod)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading pod %s/%s: %w", ns, name, err)
+	}
+	return &pod, nil
+}
+
+// coveringBudget is a budget that covers the pod, with the pod's domain.
+type coveringBudget struct {
+	tdb       *policyv1alpha1.TopologyDisruptionBudget
+	domain    string
+	domainErr error
+}
+
+// covering lists the budgets of the pod's namespace that cover it, sorted
+// by name so that concurrent requests charge them in the same order.
+func (h *EvictionHandler) covering(ctx context.Context, pod *corev1.Pod) ([]*coveringBudget, error) {
+	var list policyv1alpha1.TopologyDisruptionBudgetList
+	if err := h.Cache.List(ctx, &list, client.InNamespace(pod.Namespace)); err != nil {
+		return nil, fmt.Errorf("listing budgets in %s: %w", pod.Namespace, err)
+	}
+	var nodeErr error
+	nodes := func(name string) *corev1.Node {
+		var n corev1.Node
+		if err := h.Cache.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
+			if !apierrors.IsNotFound(err) {
+				nodeErr = err
+			}
+			return nil
+		}
+		return &n
+	}
+	var out []*coveringBudget
+	for i := range list.Items {
+		t := &list.Items[i]
+		covered, domain, err := budget.DomainOf(t, pod, nodes)
+		if nodeErr != nil {
+			return nil, fmt.Errorf("reading node %s: %w", pod.Spec.NodeName, nodeErr)
+		}
+		if !covered && err != nil {
+			// The spec cannot be evaluated (a bad selector): it may cover
+			// the pod, so it must refuse.
+			out = append(out, &coveringBudget{tdb: t, domainErr: err})
+			continue
+		}
+		if covered {
+			out = append(out, &coveringBudget{tdb: t, domain: domain, domainErr: err})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].tdb.Name < out[j].tdb.Name })
+	return out, nil
+}
+
+// charge writes the decision's status with the budget's resourceVersion. On
+// a conflict it re-reads the budget from the API server and decides again.
+func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *corev1.Pod, d budget.Decision) (budget.Decision, error) {
+	for try := 1; ; try++ {
+		if d.Status == nil || !d.Allowed {
+			return d, nil
+		}
+		next := c.tdb.DeepCopy()
+		next.Status = *d.Status
+		err := h.Client.Status().Update(ctx, next)
+		if err == nil {
+			c.tdb = next
+			return d, nil
+		}
+		if !apierrors.IsConflict(err) {
+			return d, fmt.Errorf("recording the eviction in %s/%s: %w", c.tdb.Namespace, c.tdb.Name, err)
+		}
+		if try >= h.maxTries() {
+			return budget.Decision{Reason: budget.DecisionContended, Message: fmt.Sprintf(
+				"topology disruption budget %s/%s: too many concurrent evictions; retry", c.tdb.Namespace, c.tdb.Name)}, nil
+		}
+		fresh := &policyv1alpha1.TopologyDisruptionBudget{}
+		if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(c.tdb), fresh); err != nil {
+			return d, fmt.Errorf("re-reading %s/%s after a conflict: %w", c.tdb.Namespace, c.tdb.Name, err)
+		}
+		c.tdb = fresh
+		d = budget.DecideEviction(fresh, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: h.Clock.Now()})
+	}
+}
+
+// undo removes the records this request wrote, so that an eviction another
+// budget refused is charged to none. The domain's allowance is not raised
+// here: the status controller recomputes it from the pods (raising it is its
+// job alone), so undoing errs on the side of allowing less for a moment.
+func (h *EvictionHandler) undo(ctx context.Context, charged []*coveringBudget, pod *corev1.Pod) error {
+	var errs []error
+	for _, c := range charged {
+		err := retryOnConflict(ctx, h.maxTries(), func() error {
+			fresh := &policyv1alpha1.TopologyDisruptionBudget{}
+			if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(c.tdb), fresh); err != nil {
+				return err
+			}
+			kept := fresh.Status.DisruptedPods[:0]
+			removed := false
+			for _, r := range fresh.Status.DisruptedPods {
+				if r.Name == pod.Name && r.UID == pod.UID {
+					removed = true
+					continue
+				}
+				kept = append(kept, r)
+			}
+			if !removed {
+				return nil
+			}
+			fresh.Status.DisruptedPods = kept
+			return h.Client.Status().Update(ctx, fresh)
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s/%s: %w", c.tdb.Namespace, c.tdb.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func retryOnConflict(ctx context.Context, tries int, f func() error) error {
+	var err error
+	for i := 0; i < tries; i++ {
+		if err = f(); !apierrors.IsConflict(err) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return err
+}
+
+// decodeEviction reads the Eviction of the request (policy/v1 or v1beta1,
+// whose JSON is the same for the fields read here).
+func decodeEviction(raw []byte) (*policyv1.Eviction, error) {
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("the admission request carries no Eviction object")
+	}
+	var ev policyv1.Eviction
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return nil, fmt.Errorf("decoding the Eviction: %w", err)
+	}
+	if ev.Kind != "" && ev.Kind != "Eviction" {
+		return nil, fmt.Errorf("expected an Eviction, got kind %q", ev.Kind)
+	}
+	return &ev, nil
+}
+
+// isDryRun reports a dry run asked in the Eviction body: kubectl drain
+// --dry-run=server sends deleteOptions.dryRun [All] without ?dryRun.
+func isDryRun(o *metav1.DeleteOptions) bool {
+	if o == nil {
+		return false
+	}
+	for _, v := range o.DryRun {
+		if v == metav1.DryRunAll {
+			return true
+		}
+	}
+	return false
+}
+
+// tooManyRequests is the refusal kubectl drain, the cluster autoscaler and
+// Karpenter retry: HTTP 429 with reason TooManyRequests.
+func tooManyRequests(msg string) admission.Response {
+	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{
+		Allowed: false,
+		Result: &metav1.Status{
+			Status:  metav1.StatusFailure,
+			Code:    http.StatusTooManyRequests,
+			Reason:  metav1.StatusReasonTooManyRequests,
+			Message: msg,
+		},
+	}}
+}

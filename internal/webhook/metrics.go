@@ -1,0 +1,30 @@
+package webhook
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	decisionsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tdb_eviction_decisions_total",
+		Help: "Eviction admission decisions by decision (allowed, refused, error) and reason.",
+	}, []string{"decision", "reason"})
+
+	decisionSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "tdb_eviction_decision_duration_seconds",
+		Help:    "Time to decide one eviction, status writes included, by decision.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	}, []string{"decision"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(decisionsTotal, decisionSeconds)
+}
+
+func observe(o outcome, took time.Duration) {
+	decisionsTotal.WithLabelValues(o.decision, o.reason).Inc()
+	decisionSeconds.WithLabelValues(o.decision).Observe(took.Seconds())
+}

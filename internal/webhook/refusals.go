@@ -1,0 +1,57 @@
+package webhook
+
+import (
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+// RefusalReporter emits an EvictionRefused event on a budget at most once
+// per interval, counting the refusals in between, so that kubectl drain
+// retrying every 5 seconds does not become an event storm.
+type RefusalReporter struct {
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	Interval time.Duration
+
+	mu   sync.Mutex
+	last map[types.UID]refusalWindow
+}
+
+type refusalWindow struct {
+	at         time.Time
+	suppressed int
+}
+
+// Refused reports one refusal by tdb.
+func (r *RefusalReporter) Refused(tdb *policyv1alpha1.TopologyDisruptionBudget, msg string) {
+	if r == nil || r.Recorder == nil {
+		return
+	}
+	now := r.Clock.Now()
+	r.mu.Lock()
+	if r.last == nil {
+		r.last = map[types.UID]refusalWindow{}
+	}
+	w, seen := r.last[tdb.UID]
+	if seen && now.Sub(w.at) < r.Interval {
+		w.suppressed++
+		r.last[tdb.UID] = w
+		r.mu.Unlock()
+		return
+	}
+	r.last[tdb.UID] = refusalWindow{at: now}
+	r.mu.Unlock()
+	if w.suppressed > 0 {
+		r.Recorder.Eventf(tdb, nil, corev1.EventTypeWarning, policyv1alpha1.EventReasonEvictionRefused, "Evict",
+			"%s (and %d more refusals in the last %s)", msg, w.suppressed, now.Sub(w.at).Round(time.Second))
+		return
+	}
+	r.Recorder.Eventf(tdb, nil, corev1.EventTypeWarning, policyv1alpha1.EventReasonEvictionRefused, "Evict", "%s", msg)
+}

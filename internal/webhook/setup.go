@@ -1,0 +1,42 @@
+package webhook
+
+import (
+	"time"
+
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+)
+
+// Options configure the eviction webhook.
+type Options struct {
+	// ExemptNamespace is the operator's own namespace.
+	ExemptNamespace string
+	// Clock defaults to the real clock.
+	Clock clock.PassiveClock
+	// RefusalEventInterval rate-limits refusal events per budget (default 1m).
+	RefusalEventInterval time.Duration
+}
+
+// Register serves the eviction webhook at Path on the manager's webhook
+// server and returns the handler.
+func Register(mgr ctrl.Manager, opts Options) *EvictionHandler {
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	interval := opts.RefusalEventInterval
+	if interval <= 0 {
+		interval = time.Minute
+	}
+	h := &EvictionHandler{
+		Cache:           mgr.GetClient(),
+		Client:          mgr.GetClient(),
+		APIReader:       mgr.GetAPIReader(),
+		Clock:           clk,
+		ExemptNamespace: opts.ExemptNamespace,
+		Refusals:        &RefusalReporter{Recorder: mgr.GetEventRecorder("tdb-operator-webhook"), Clock: clk, Interval: interval},
+	}
+	mgr.GetWebhookServer().Register(Path, &admission.Webhook{Handler: h})
+	return h
+}

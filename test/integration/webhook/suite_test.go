@@ -1,0 +1,91 @@
+//go:build integration
+
+package webhook_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/tdb-operator/tdb-operator/test/integration/framework"
+)
+
+// recordTimeout is short so the suite sees a phantom record expire.
+const recordTimeout = 5 * time.Second
+
+var (
+	env *envtest.Environment
+	cfg *rest.Config
+	k8s client.Client
+	cs  *kubernetes.Clientset
+	// webhookMgr serves the webhook the API server calls; controllerMgr
+	// runs the status controller, as the leader of a two-replica install.
+	webhookMgr, controllerMgr *framework.Manager
+	ctx                       = context.Background()
+)
+
+func TestWebhook(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Eviction webhook (envtest: the real kube-apiserver calls the webhook over TLS)")
+}
+
+func startController() {
+	var err error
+	controllerMgr, err = framework.StartManagerWith(cfg, framework.ManagerOptions{Clock: clock.RealClock{}, RecordTimeout: recordTimeout})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+func stopController() {
+	Expect(controllerMgr.Stop()).To(Succeed())
+	controllerMgr = nil
+}
+
+func startWebhook() {
+	var err error
+	webhookMgr, err = framework.StartManagerWith(cfg, framework.ManagerOptions{
+		Clock: clock.RealClock{}, RecordTimeout: recordTimeout, NoController: true, Webhook: framework.WebhookOptions(env),
+	})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+func stopWebhook() {
+	Expect(webhookMgr.Stop()).To(Succeed())
+	webhookMgr = nil
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var err error
+	env, cfg, err = framework.StartAPIServerWithWebhook()
+	Expect(err).NotTo(HaveOccurred())
+	cfg.QPS, cfg.Burst = 500, 1000
+	k8s, err = client.New(cfg, client.Options{Scheme: framework.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	cs = kubernetes.NewForConfigOrDie(cfg)
+	startWebhook()
+	startController()
+	SetDefaultEventuallyTimeout(20 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+})
+
+var _ = AfterSuite(func() {
+	if controllerMgr != nil {
+		stopController()
+	}
+	if webhookMgr != nil {
+		stopWebhook()
+	}
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
