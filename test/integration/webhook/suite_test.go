@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/tdb-operator/tdb-operator/test/integration/framework"
 )
@@ -89,3 +90,5 @@ var _ = AfterSuite(func() {
 		Expect(env.Stop()).To(Succeed())
 	}
 })
+
+type webhookOptions = webhook.Options
