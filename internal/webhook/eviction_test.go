@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -116,6 +117,16 @@ func TestHandleMalformedAndForeignRequests(t *testing.T) {
 		}(), allowed: true},
 		{name: "covered and refused: 429", req: request(t, eviction(), false), wantCode: http.StatusTooManyRequests},
 	}
+	refusedBefore := testutil.ToFloat64(decisionsTotal.WithLabelValues("refused", "InsufficientPods"))
+	badBefore := testutil.ToFloat64(decisionsTotal.WithLabelValues("error", "BadRequest"))
+	defer func() {
+		if got := testutil.ToFloat64(decisionsTotal.WithLabelValues("refused", "InsufficientPods")) - refusedBefore; got != 1 {
+			t.Errorf("tdb_eviction_decisions_total{refused,InsufficientPods} rose by %v, want 1", got)
+		}
+		if got := testutil.ToFloat64(decisionsTotal.WithLabelValues("error", "BadRequest")) - badBefore; got != 3 {
+			t.Errorf("tdb_eviction_decisions_total{error,BadRequest} rose by %v, want 3", got)
+		}
+	}()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := h.Handle(context.Background(), tc.req)

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -148,6 +149,12 @@ var _ = Describe("Evictions through the real Eviction API", func() {
 		Expect(err).To(beTooManyRequests())
 		Expect(err.Error()).To(ContainSubstring(fmt.Sprintf(
 			"topology disruption budget %s/ingesters: domain zone-a (topology.kubernetes.io/zone) has 2 healthy pods, needs 2; 0 disruptions allowed", ns)))
+
+		By("refusals are reported as one aggregated event, not one per retry")
+		Expect(evict(w.Pods["zone-a"][1])).To(beTooManyRequests())
+		Expect(evict(w.Pods["zone-a"][2])).To(beTooManyRequests())
+		Eventually(func() int { return refusalEvents(ns, "ingesters") }).Should(Equal(1))
+		Consistently(func() int { return refusalEvents(ns, "ingesters") }, time.Second, 200*time.Millisecond).Should(Equal(1))
 
 		By("zone-b is independent of zone-a")
 		Expect(evict(w.Pods["zone-b"][0])).To(Succeed())
@@ -315,3 +322,16 @@ var _ = Describe("Evictions while the status is being updated", Ordered, func() 
 		Expect(evict(w.Pods["zone-a"][2])).To(beTooManyRequests())
 	})
 })
+
+// refusalEvents counts EvictionRefused events on a budget.
+func refusalEvents(ns, name string) int {
+	var evs eventsv1.EventList
+	Expect(k8s.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
+	n := 0
+	for _, e := range evs.Items {
+		if e.Regarding.Name == name && e.Reason == policyv1alpha1.EventReasonEvictionRefused {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,43 @@
+package webhook
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+// kubectl drain retries a refused eviction every 5 seconds: one event per
+// budget per interval, then one that counts what was held back.
+func TestRefusalEventsAreRateLimited(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 21, 18, 0, 0, 0, time.UTC))
+	rec := events.NewFakeRecorder(100)
+	r := &RefusalReporter{Recorder: rec, Clock: clk, Interval: time.Minute}
+	a := &policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "a"}}
+	b := &policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "b", UID: "b"}}
+
+	for i := 0; i < 12; i++ { // a minute of drain retries
+		r.Refused(a, "zone-a has 7 healthy pods, needs 7")
+		clk.Step(5 * time.Second)
+	}
+	r.Refused(b, "zone-b has 3 healthy pods, needs 3")
+	r.Refused(a, "zone-a has 7 healthy pods, needs 7")
+
+	var got []string
+	for len(rec.Events) > 0 {
+		got = append(got, <-rec.Events)
+	}
+	want := []string{
+		"Warning EvictionRefused zone-a has 7 healthy pods, needs 7",
+		"Warning EvictionRefused zone-b has 3 healthy pods, needs 3",
+		"Warning EvictionRefused zone-a has 7 healthy pods, needs 7 (and 11 more refusals in the last 1m0s)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
