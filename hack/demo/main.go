@@ -1,9 +1,10 @@
-// Command demo shows tdb-operator's budget engine at work on a real API
-// server it starts itself (kube-apiserver and etcd built from source by
-// hack/build-k8s-binaries.sh): three zones of ingesters, one budget of
-// maxUnavailable 2 per zone with maxDisruptedDomains 1, and pods going
-// unready and recovering zone by zone, with the per-zone status printed as it
-// changes.
+// Command demo shows tdb-operator at work on a real API server it starts
+// itself (kube-apiserver and etcd built from source by
+// hack/build-k8s-binaries.sh), with its eviction webhook registered: three
+// zones of ingesters, one budget of maxUnavailable 2 per zone with
+// maxDisruptedDomains 1, and evictions through the real Eviction API, zone by
+// zone, with the per-zone status printed as it changes. It exits non-zero if
+// any outcome differs from what the budget defines.
 package main
 
 import (
@@ -16,12 +17,16 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -30,10 +35,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/yaml"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/controllers"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	evictionwebhook "github.com/tdb-operator/tdb-operator/internal/webhook"
 )
 
 const zoneKey = "topology.kubernetes.io/zone"
@@ -53,15 +61,28 @@ func run() error {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(policyv1alpha1.AddToScheme(scheme))
 
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	vwc, err := webhookConfiguration()
+	if err != nil {
+		return err
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{vwc}},
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		return fmt.Errorf("starting kube-apiserver and etcd: %w", err)
 	}
 	defer func() { _ = env.Stop() }()
-	fmt.Printf("API server up at %s\n", cfg.Host)
+	fmt.Printf("kube-apiserver up at %s; eviction webhook registered at https://%s:%d%s\n",
+		cfg.Host, env.WebhookInstallOptions.LocalServingHost, env.WebhookInstallOptions.LocalServingPort, evictionwebhook.Path)
 
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: controllers.CacheOptions()})
+	wo := env.WebhookInstallOptions
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: controllers.CacheOptions(),
+		WebhookServer: webhook.NewServer(webhook.Options{Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir}),
+	})
 	if err != nil {
 		return err
 	}
@@ -75,13 +96,18 @@ func run() error {
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}
+	evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: "tdb-system"})
 	go func() { _ = mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return fmt.Errorf("caches did not sync")
+	}
 
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
-	pods, err := world(ctx, c)
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	pods, sets, err := world(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -99,46 +125,42 @@ func run() error {
 	}
 	fmt.Println("budget mimir/ingesters: maxUnavailable 2 per zone, maxDisruptedDomains 1")
 
-	// Each step waits for the status the budget must show, prints it, and
-	// fails the demo if it does not come.
-	step := func(title string, wantAllowed ...int32) error {
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			got, err := show(ctx, c, tdb, "")
-			if err != nil {
-				return err
-			}
-			if fmt.Sprint(got) == fmt.Sprint(wantAllowed) {
-				_, err = show(ctx, c, tdb, title)
-				return err
-			}
-			if time.Now().After(deadline) {
-				_, _ = show(ctx, c, tdb, title)
-				return fmt.Errorf("step %q: allowed per zone %v, want %v", title, got, wantAllowed)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
-	if err := step("all 24 ingesters Ready", 2, 2, 2); err != nil {
+	d := &demo{ctx: ctx, c: c, cs: cs, tdb: tdb, pods: pods, sets: sets}
+	// Each step waits for the allowances the budget must show, prints the
+	// status, and fails the demo if they do not come.
+	if err := d.step("all 24 ingesters Ready", 2, 2, 2); err != nil {
 		return err
 	}
-	for _, p := range pods["zone-a"][:2] {
-		if err := setReady(ctx, c, p, false); err != nil {
+
+	fmt.Println("\n>> draining zone-a: evicting ingester-zone-a-0..3 through the Eviction API")
+	if err := d.expectEvictions("zone-a", []int{0, 1, 2, 3}, []bool{true, true, false, false}); err != nil {
+		return err
+	}
+	if err := d.step("zone-a has spent its 2; zone-b and zone-c wait for it (maxDisruptedDomains 1)", 0, 0, 0); err != nil {
+		return err
+	}
+	fmt.Println("\n>> kubectl drain --dry-run=server of a zone-b node (deleteOptions.dryRun in the body)")
+	if err := d.evictDryRun("zone-b", 0); err != nil {
+		return err
+	}
+	fmt.Println("\n>> evicting ingester-zone-b-0 while zone-a is disrupted")
+	if err := d.expectEvictions("zone-b", []int{0}, []bool{false}); err != nil {
+		return err
+	}
+	fmt.Println("\n>> the StatefulSet controller replaces the two evicted zone-a ingesters, and they become Ready")
+	for _, i := range []int{0, 1} {
+		if err := d.replace("zone-a", i); err != nil {
 			return err
 		}
 	}
-	if err := step("two zone-a ingesters restarting: zone-a spent, and zone-b/zone-c wait (maxDisruptedDomains 1)", 0, 0, 0); err != nil {
+	if err := d.step("zone-a recovered: the records are done, every zone may lose 2 again", 2, 2, 2); err != nil {
 		return err
 	}
-	for _, p := range pods["zone-a"][:2] {
-		if err := setReady(ctx, c, p, true); err != nil {
-			return err
-		}
-	}
-	if err := setReady(ctx, c, pods["zone-b"][0], false); err != nil {
+	fmt.Println("\n>> evicting ingester-zone-b-0 again")
+	if err := d.expectEvictions("zone-b", []int{0}, []bool{true}); err != nil {
 		return err
 	}
-	if err := step("zone-a recovered; one zone-b ingester restarting", 0, 1, 0); err != nil {
+	if err := d.step("zone-b is the disrupted zone now", 0, 1, 0); err != nil {
 		return err
 	}
 	var n corev1.Node
@@ -149,24 +171,184 @@ func run() error {
 	if err := c.Update(ctx, &n); err != nil {
 		return err
 	}
-	if err := step("node-c-0 lost its zone label: the budget fails closed", 0, 0, 0); err != nil {
+	if err := d.step("node-c-0 lost its zone label: the budget fails closed", 0, 0, 0); err != nil {
 		return err
 	}
-	fmt.Println("\ndemo complete: every step showed the allowances the budget defines (see docs/budgets.md for the arithmetic)")
+	fmt.Println("\n>> evicting ingester-zone-b-1 while a covered node has no zone")
+	if err := d.expectEvictions("zone-b", []int{1}, []bool{false}); err != nil {
+		return err
+	}
+	fmt.Printf("\ndemo complete: %d evictions allowed, %d refused with 429, %d dry runs recorded nothing;\n"+
+		"at most %d pods of one zone were unavailable and at most %d zone(s) were disrupted at once (budget: 2 and 1)\n",
+		d.allowed, d.refused, d.dryRuns, d.maxUnavailable, d.maxDisruptedZones)
+	if d.maxUnavailable > 2 || d.maxDisruptedZones > 1 {
+		return fmt.Errorf("the budget was exceeded")
+	}
 	return nil
 }
 
-func world(ctx context.Context, c client.Client) (map[string][]*corev1.Pod, error) {
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "mimir"}}); err != nil {
+// webhookConfiguration is config/webhook's configuration with the
+// namespaceSelector of its kustomize patch.
+func webhookConfiguration() (*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	raw, err := os.ReadFile(filepath.Join("config", "webhook", "manifests.yaml"))
+	if err != nil {
 		return nil, err
 	}
-	out := map[string][]*corev1.Pod{}
+	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := yaml.Unmarshal(raw, &vwc); err != nil {
+		return nil, fmt.Errorf("parsing the webhook configuration: %w", err)
+	}
+	for i := range vwc.Webhooks {
+		vwc.Webhooks[i].NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"tdb-system"},
+		}}}
+	}
+	return &vwc, nil
+}
+
+// demo holds the demo's clients and what it observed.
+type demo struct {
+	ctx  context.Context
+	c    client.Client
+	cs   *kubernetes.Clientset
+	tdb  *policyv1alpha1.TopologyDisruptionBudget
+	pods map[string][]*corev1.Pod
+	sets map[string]*appsv1.StatefulSet
+
+	allowed, refused, dryRuns         int
+	maxUnavailable, maxDisruptedZones int32
+}
+
+func (d *demo) step(title string, wantAllowed ...int32) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		cur, err := d.get()
+		if err != nil {
+			return err
+		}
+		got := allowances(cur)
+		if fmt.Sprint(got) == fmt.Sprint(wantAllowed) {
+			d.observe(cur)
+			show(cur, title)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			show(cur, title)
+			return fmt.Errorf("step %q: allowed per zone %v, want %v", title, got, wantAllowed)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func (d *demo) get() (*policyv1alpha1.TopologyDisruptionBudget, error) {
+	var cur policyv1alpha1.TopologyDisruptionBudget
+	return &cur, d.c.Get(d.ctx, client.ObjectKeyFromObject(d.tdb), &cur)
+}
+
+// observe tracks the worst unavailability the status has shown.
+func (d *demo) observe(t *policyv1alpha1.TopologyDisruptionBudget) {
+	var disrupted int32
+	for _, z := range t.Status.Domains {
+		if u := z.ExpectedPods - z.CurrentHealthy; u > 0 {
+			disrupted++
+			d.maxUnavailable = max(d.maxUnavailable, u)
+		}
+	}
+	d.maxDisruptedZones = max(d.maxDisruptedZones, disrupted)
+}
+
+// expectEvictions evicts the zone's pods at idx in turn and checks each
+// outcome: allowed, or refused with 429.
+func (d *demo) expectEvictions(zone string, idx []int, want []bool) error {
+	for k, i := range idx {
+		p := d.pods[zone][i]
+		err := d.cs.PolicyV1().Evictions(p.Namespace).Evict(d.ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}})
+		switch {
+		case err == nil:
+			d.allowed++
+			fmt.Printf("   evict %s: allowed\n", p.Name)
+		case apierrors.IsTooManyRequests(err):
+			d.refused++
+			fmt.Printf("   evict %s: 429 %s\n", p.Name, err)
+		default:
+			return fmt.Errorf("evicting %s: %w", p.Name, err)
+		}
+		if (err == nil) != want[k] {
+			return fmt.Errorf("evicting %s: allowed=%v, the budget says %v", p.Name, err == nil, want[k])
+		}
+		if cur, gerr := d.get(); gerr == nil {
+			d.observe(cur)
+		}
+	}
+	return nil
+}
+
+func (d *demo) evictDryRun(zone string, i int) error {
+	before, err := d.get()
+	if err != nil {
+		return err
+	}
+	p := d.pods[zone][i]
+	err = d.cs.PolicyV1().Evictions(p.Namespace).Evict(d.ctx, &policyv1.Eviction{
+		ObjectMeta:    metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
+		DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}},
+	})
+	fmt.Printf("   dry-run evict %s: %v\n", p.Name, errOrAllowed(err))
+	after, gerr := d.get()
+	if gerr != nil {
+		return gerr
+	}
+	if after.ResourceVersion != before.ResourceVersion {
+		return fmt.Errorf("a dry-run eviction changed the budget's status")
+	}
+	d.dryRuns++
+	return nil
+}
+
+func errOrAllowed(err error) string {
+	if err == nil {
+		return "would be allowed"
+	}
+	return err.Error()
+}
+
+// replace does what the StatefulSet controller and the kubelet would: the
+// evicted pod goes and a Ready pod with the same name comes back.
+func (d *demo) replace(zone string, i int) error {
+	old := d.pods[zone][i]
+	if err := d.c.Delete(d.ctx, old, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	for {
+		err := d.c.Get(d.ctx, client.ObjectKeyFromObject(old), &corev1.Pod{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p := newPod(old.Name, zone, old.Spec.NodeName, d.sets[zone])
+	if err := d.c.Create(d.ctx, p); err != nil {
+		return err
+	}
+	d.pods[zone][i] = p
+	return setReady(d.ctx, d.c, p, true)
+}
+
+func world(ctx context.Context, c client.Client) (map[string][]*corev1.Pod, map[string]*appsv1.StatefulSet, error) {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "mimir"}}); err != nil {
+		return nil, nil, err
+	}
+	pods := map[string][]*corev1.Pod{}
+	sets := map[string]*appsv1.StatefulSet{}
 	for zi, z := range zones {
 		letter := string(rune('a' + zi))
 		for i := 0; i < 4; i++ {
 			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%s-%d", letter, i), Labels: map[string]string{zoneKey: z}}}
 			if err := c.Create(ctx, n); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		labels := map[string]string{"app": "ingester", "zone": z}
@@ -177,24 +359,29 @@ func world(ctx context.Context, c client.Client) (map[string][]*corev1.Pod, erro
 					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "ingester", Image: "ingester:demo"}}}}},
 		}
 		if err := c.Create(ctx, sts); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		sets[z] = sts
 		for i := 0; i < 8; i++ {
-			p := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Namespace: "mimir", Name: fmt.Sprintf("ingester-%s-%d", z, i), Labels: labels,
-					OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: ptr.To(true)}}},
-				Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%s-%d", letter, i%4), Containers: []corev1.Container{{Name: "ingester", Image: "ingester:demo"}}},
-			}
+			p := newPod(fmt.Sprintf("ingester-%s-%d", z, i), z, fmt.Sprintf("node-%s-%d", letter, i%4), sts)
 			if err := c.Create(ctx, p); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if err := setReady(ctx, c, p, true); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			out[z] = append(out[z], p)
+			pods[z] = append(pods[z], p)
 		}
 	}
-	return out, nil
+	return pods, sets, nil
+}
+
+func newPod(name, zone, node string, sts *appsv1.StatefulSet) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "mimir", Name: name, Labels: map[string]string{"app": "ingester", "zone": zone},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: ptr.To(true)}}},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "ingester", Image: "ingester:demo"}}},
+	}
 }
 
 func setReady(ctx context.Context, c client.Client, p *corev1.Pod, ready bool) error {
@@ -207,20 +394,16 @@ func setReady(ctx context.Context, c client.Client, p *corev1.Pod, ready bool) e
 	return c.Status().Update(ctx, p)
 }
 
-// show reads the budget, prints it under title (unless title is empty) and
-// returns the allowance of each zone.
-func show(ctx context.Context, c client.Client, tdb *policyv1alpha1.TopologyDisruptionBudget, title string) ([]int32, error) {
-	var cur policyv1alpha1.TopologyDisruptionBudget
-	if err := c.Get(ctx, client.ObjectKeyFromObject(tdb), &cur); err != nil {
-		return nil, err
+func allowances(t *policyv1alpha1.TopologyDisruptionBudget) []int32 {
+	var out []int32
+	for _, d := range t.Status.Domains {
+		out = append(out, d.DisruptionsAllowed)
 	}
-	var allowed []int32
-	for _, d := range cur.Status.Domains {
-		allowed = append(allowed, d.DisruptionsAllowed)
-	}
-	if title == "" {
-		return allowed, nil
-	}
+	return out
+}
+
+// show prints the budget's per-zone status under title.
+func show(cur *policyv1alpha1.TopologyDisruptionBudget, title string) {
 	fmt.Printf("\n== %s\n", title)
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(w, "ZONE\tHEALTHY/EXPECTED\tDESIRED\tALLOWED")
@@ -228,8 +411,10 @@ func show(ctx context.Context, c client.Client, tdb *policyv1alpha1.TopologyDisr
 		_, _ = fmt.Fprintf(w, "%s\t%d/%d\t%d\t%d\n", d.Name, d.CurrentHealthy, d.ExpectedPods, d.DesiredHealthy, d.DisruptionsAllowed)
 	}
 	_ = w.Flush()
+	for _, r := range cur.Status.DisruptedPods {
+		fmt.Printf("record: %s in %s since %s\n", r.Name, r.Domain, r.Time.Format(time.TimeOnly))
+	}
 	for _, cond := range cur.Status.Conditions {
 		fmt.Printf("%s=%s (%s): %s\n", cond.Type, cond.Status, cond.Reason, strings.TrimSpace(cond.Message))
 	}
-	return allowed, nil
 }
