@@ -110,8 +110,11 @@ func (r *ownerResolver) resolveScale(ctx context.Context, ns string, gvk schema.
 	obj.SetGroupVersionKind(gvk)
 	obj.SetNamespace(ns)
 	obj.SetName(ref.Name)
-	var scale autoscalingv1.Scale
-	if err := r.scales.SubResource("scale").Get(ctx, obj, &scale); err != nil {
+	// The scale is read as unstructured: the client that reads an
+	// unstructured parent can only decode an unstructured subresource.
+	scale := &unstructured.Unstructured{}
+	scale.SetGroupVersionKind(autoscalingv1.SchemeGroupVersion.WithKind("Scale"))
+	if err := r.scales.SubResource("scale").Get(ctx, obj, scale); err != nil {
 		// A kind without a scale subresource, or gone: no scale, the budget
 		// says so. Other errors are retried.
 		if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) || apimeta.IsNoMatchError(err) {
@@ -119,10 +122,14 @@ func (r *ownerResolver) resolveScale(ctx context.Context, ns string, gvk schema.
 		}
 		return nil, true, err
 	}
-	if scale.UID != "" && scale.UID != ref.UID {
+	if uid := scale.GetUID(); uid != "" && uid != ref.UID {
 		return nil, true, nil
 	}
-	return &budget.Owner{UID: ref.UID, Kind: ref.Kind, Name: ref.Name, Replicas: scale.Spec.Replicas}, true, nil
+	replicas, found, err := unstructured.NestedInt64(scale.Object, "spec", "replicas")
+	if err != nil || !found {
+		return nil, true, nil
+	}
+	return &budget.Owner{UID: ref.UID, Kind: ref.Kind, Name: ref.Name, Replicas: int32(replicas)}, true, nil
 }
 
 func (r *ownerResolver) get(ctx context.Context, key client.ObjectKey, uid types.UID, obj client.Object) (bool, error) {

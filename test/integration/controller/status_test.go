@@ -233,6 +233,25 @@ var _ = Describe("Budget status over three zones", func() {
 		Eventually(func() []string { return eventReasons(ns, tdb.Name) }).Should(ContainElement(policyv1alpha1.EventReasonDomainError))
 	})
 
+	It("fails closed with SyncFailed and a NoScale event when a pod's controller has no readable scale", func() {
+		tdb := newBudget(ns, nil)
+		Eventually(get(tdb)).Should(haveRows(
+			row{"zone-a", 3, 3, 2, 1}, row{"zone-b", 3, 3, 2, 1}, row{"zone-c", 3, 3, 2, 1}))
+		// A pod whose controller is a kind the API server does not serve.
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget-0", Labels: map[string]string{"app": "ingester"},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "Widget", Name: "w", UID: "w-uid", Controller: ptr.To(true)}}},
+			Spec: corev1.PodSpec{NodeName: w.nodes["zone-b"][0], Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/app:1"}}},
+		}
+		Expect(k8s.Create(ctx, p)).To(Succeed())
+		Expect(framework.SetReady(ctx, k8s, p, true)).To(Succeed())
+		Eventually(func() string { return condition(get(tdb)()).Reason }).Should(Equal(policyv1alpha1.ReasonSyncFailed))
+		got := get(tdb)()
+		Expect(got.Status.DisruptionsAllowed).To(BeZero())
+		Expect(condition(got).Message).To(ContainSubstring("widget-0"))
+		Eventually(func() []string { return eventReasons(ns, tdb.Name) }).Should(ContainElement(policyv1alpha1.EventReasonNoScale))
+	})
+
 	It("does not write the status when nothing that matters changed", func() {
 		tdb := newBudget(ns, nil)
 		Eventually(get(tdb)).Should(haveRows(
