@@ -4,9 +4,13 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -23,6 +27,10 @@ import (
 	"github.com/tdb-operator/tdb-operator/internal/budget"
 	evictionwebhook "github.com/tdb-operator/tdb-operator/internal/webhook"
 )
+
+// Leader election (--leader-elect) needs a Lease and records events.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 func main() {
 	if err := run(); err != nil {
@@ -107,8 +115,22 @@ func run() error {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	if err := mgr.AddReadyzCheck("informers", func(req *http.Request) error {
+		// Not ready, so not sent webhook traffic, until the caches the
+		// decisions read have synced.
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("informer caches have not synced yet")
+		}
+		return nil
+	}); err != nil {
 		return fmt.Errorf("adding ready check: %w", err)
+	}
+	if enableWebhook {
+		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			return fmt.Errorf("adding webhook ready check: %w", err)
+		}
 	}
 	ctrl.Log.WithName("setup").Info("starting manager")
 	return mgr.Start(ctx)

@@ -5,14 +5,15 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -134,6 +135,10 @@ func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.Topo
 			}
 		}
 	}
+	controllersOfBudget, err := r.matchingControllers(ctx, tdb.Namespace, sel)
+	if err != nil {
+		return budget.Result{}, false, err
+	}
 	resolver := ownerResolver{reader: r.Client, scales: r.APIReader}
 	owners, err := resolver.resolve(ctx, tdb.Namespace, refs)
 	if err != nil {
@@ -156,6 +161,7 @@ func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.Topo
 		Pods:          podPtrs,
 		Nodes:         nodes,
 		Owners:        owners.owners,
+		Controllers:   controllersOfBudget,
 		Now:           now,
 		RecordTimeout: r.RecordTimeout,
 	})
@@ -181,6 +187,40 @@ func (r *BudgetReconciler) recordOwnerRef(ctx context.Context, ns string, uid ty
 	return metav1.OwnerReference{}, false, nil
 }
 
+// matchingControllers lists the cached workload controllers of the
+// namespace whose pod template the selector matches, whether or not any of
+// their pods exists. A ReplicaSet owned by a Deployment is counted as the
+// Deployment.
+func (r *BudgetReconciler) matchingControllers(ctx context.Context, ns string, sel labels.Selector) ([]budget.Owner, error) {
+	var out []budget.Owner
+	for _, w := range workloadKinds {
+		list := w.newList()
+		if err := r.Client.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+			return nil, fmt.Errorf("listing %ss: %w", w.kind, err)
+		}
+		err := apimeta.EachListItem(list, func(o runtimeObject) error {
+			obj, ok := o.(client.Object)
+			if !ok {
+				return nil
+			}
+			if rs, isRS := obj.(*appsv1.ReplicaSet); isRS {
+				if ref := metav1.GetControllerOf(rs); ref != nil && ref.Kind == "Deployment" {
+					return nil
+				}
+			}
+			if !sel.Matches(templateLabels(obj)) {
+				return nil
+			}
+			out = append(out, *owner(obj.GetUID(), w.kind, obj.GetName(), replicasOf(obj)))
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // statusFor builds the full new status from a computation.
 func statusFor(tdb *policyv1alpha1.TopologyDisruptionBudget, res *budget.Result, now time.Time) *policyv1alpha1.TopologyDisruptionBudgetStatus {
 	next := tdb.Status.DeepCopy()
@@ -191,37 +231,17 @@ func statusFor(tdb *policyv1alpha1.TopologyDisruptionBudget, res *budget.Result,
 	next.Domains = res.Domains
 	next.DomainCount = int32(len(res.Domains))
 	next.DisruptedPods = res.DisruptedPods
-	cond := metav1.Condition{
-		Type:               policyv1alpha1.ConditionDisruptionAllowed,
-		ObservedGeneration: tdb.Generation,
-		LastTransitionTime: metav1.NewTime(now),
-	}
-	if reason, msg := res.Blocked(); reason != "" {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, reason, msg
-	} else if res.DisruptionsAllowed > 0 {
-		cond.Status, cond.Reason = metav1.ConditionTrue, policyv1alpha1.ReasonSufficientPods
-		cond.Message = fmt.Sprintf("%d disruption(s) allowed in %s", res.DisruptionsAllowed, allowedDomains(res.Domains))
-	} else {
-		cond.Status, cond.Reason = metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods
-		cond.Message = "no domain has a healthy pod to spare; evictions wait until pods become Ready"
-	}
-	apimeta.SetStatusCondition(&next.Conditions, cond)
+	reason, msg := res.Blocked()
+	apimeta.SetStatusCondition(&next.Conditions, budget.DisruptionCondition(res.Domains, reason, msg, tdb.Generation, now))
 	return next
-}
-
-func allowedDomains(rows []policyv1alpha1.DomainStatus) string {
-	var names []string
-	for _, d := range rows {
-		if d.DisruptionsAllowed > 0 {
-			names = append(names, d.Name)
-		}
-	}
-	return strings.Join(names, ", ")
 }
 
 // failClosed writes 0 allowed and a SyncFailed condition, keeping the records.
 func (r *BudgetReconciler) failClosed(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, cause error, now time.Time) error {
 	next := tdb.Status.DeepCopy()
+	// Allowing nothing is a valid status for the current spec: record the
+	// generation, so the webhook reports this cause, not a stale status.
+	next.ObservedGeneration = tdb.Generation
 	next.DisruptionsAllowed = 0
 	for i := range next.Domains {
 		next.Domains[i].DisruptionsAllowed = 0

@@ -125,6 +125,7 @@ type TopologyDisruptionBudgetSpec struct {
 	// empty selector covers every pod of the namespace, as in policy/v1.
 	// +required
 	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="matchExpressions operator must be In, NotIn, Exists or DoesNotExist"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn'] ? (has(e.values) && size(e.values) > 0) : (!has(e.values) || size(e.values) == 0))",message="matchExpressions values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist"
 	Selector *metav1.LabelSelector `json:"selector"`
 
 	// topologyKey is the node label whose value is a pod's failure domain; the

@@ -21,8 +21,9 @@ import (
 //     surge, where pods briefly outnumber the scale).
 //  3. Otherwise each domain expects the controller's pods scheduled there, and
 //     every remaining missing pod counts against every covered domain of the
-//     controller; a controller with no scheduled pod at all counts its
-//     missing pods against every domain of the budget.
+//     controller; a controller with no scheduled pod at all (also one the
+//     caller knows of with no pod in existence) counts its missing pods
+//     against every domain of the budget.
 //
 // Pods without a controller count where they run; nothing replaces them.
 
@@ -53,7 +54,7 @@ const (
 	noDomainKey  = "\x00nodomain"
 )
 
-func attributeMissing(placed placement, gone []policyv1alpha1.DisruptedPod, owners map[types.UID]Owner) attribution {
+func attributeMissing(placed placement, gone []policyv1alpha1.DisruptedPod, owners map[types.UID]Owner, controllers []Owner) attribution {
 	att := attribution{expected: map[string]int32{}}
 	byOwner := map[types.UID]*ownerPods{}
 	ownerOf := func(ctrl types.UID) (*ownerPods, bool) {
@@ -105,6 +106,14 @@ func attributeMissing(placed placement, gone []policyv1alpha1.DisruptedPod, owne
 		// pod any more (the controller is gone): it is dropped.
 	}
 
+	// Controllers whose template the selector matches count even when none
+	// of their pods exists (deleted, or blocked from being created): their
+	// scale is missing everywhere (rule 3).
+	for _, o := range controllers {
+		if _, ok := byOwner[o.UID]; !ok {
+			byOwner[o.UID] = &ownerPods{owner: o, scheduled: map[string]int32{}}
+		}
+	}
 	// Iterate owners in a stable order so results are deterministic.
 	uids := make([]types.UID, 0, len(byOwner))
 	for uid := range byOwner {

@@ -296,3 +296,36 @@ func TestComputeNoScale(t *testing.T) {
 func join2(ps []*podBuilder, more ...*podBuilder) []*podBuilder {
 	return append(append([]*podBuilder{}, ps...), more...)
 }
+
+// A controller whose pods are all gone (deleted directly, or blocked from
+// being created) is still counted: its scale is missing in every domain, so
+// the others cannot be disrupted while it is down (the aws#28 bug class).
+func TestComputeControllerWithoutPods(t *testing.T) {
+	podsOf := append(readyPods("b", "n3", "sts-b", 2), readyPods("c", "n4", "sts-c", 2)...)
+	base := world{
+		tdb:    tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).maxDisruptedDomains(1),
+		nodes:  threeZones(),
+		pods:   podsOf,
+		owners: []Owner{owner("sts-b", 2), owner("sts-c", 2)},
+	}
+	in := base.input()
+	got := Compute(in)
+	if diff := cmp.Diff([]policyv1alpha1.DomainStatus{row("zone-b", 2, 2, 1, 1), row("zone-c", 2, 2, 1, 1)}, got.Domains); diff != "" {
+		t.Fatalf("without the pod-less controller (-want +got):\n%s", diff)
+	}
+
+	in.Controllers = []Owner{owner("sts-a", 1), owner("sts-b", 2), owner("sts-c", 2)}
+	got = Compute(in)
+	// sts-a's one replica is missing in every domain: each is disrupted,
+	// so with maxDisruptedDomains 1 nothing may go.
+	want := []policyv1alpha1.DomainStatus{row("zone-b", 3, 2, 2, 0), row("zone-c", 3, 2, 2, 0)}
+	if diff := cmp.Diff(want, got.Domains); diff != "" {
+		t.Errorf("with the pod-less controller (-want +got):\n%s", diff)
+	}
+
+	in.Controllers = []Owner{owner("sts-a", 0), owner("sts-b", 2), owner("sts-c", 2)}
+	got = Compute(in)
+	if diff := cmp.Diff([]policyv1alpha1.DomainStatus{row("zone-b", 2, 2, 1, 1), row("zone-c", 2, 2, 1, 1)}, got.Domains); diff != "" {
+		t.Errorf("a controller scaled to 0 expects nothing (-want +got):\n%s", diff)
+	}
+}

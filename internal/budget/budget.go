@@ -50,6 +50,10 @@ type Input struct {
 	// Owners maps a controllerRef UID (of a pod, or of an eviction record) to
 	// its scale-bearing controller. A missing entry means no scale is known.
 	Owners map[types.UID]Owner
+	// Controllers are the scale-bearing controllers whose pod template the
+	// budget's selector matches, listed whether or not any of their pods
+	// exists, so that a controller whose pods are all gone is not forgotten.
+	Controllers []Owner
 	// Now is the time of the computation.
 	Now time.Time
 	// RecordTimeout overrides DefaultRecordTimeout when positive.
@@ -143,7 +147,7 @@ func Compute(in Input) Result {
 		counts.ensure(AllDomain)
 	}
 	if scaleBased {
-		att := attributeMissing(placed, records.gone, in.Owners)
+		att := attributeMissing(placed, records.gone, in.Owners, in.Controllers)
 		res.NoScale = att.noScale
 		counts.addAttribution(att)
 		records.keepGone(att.keptRecords)
@@ -157,6 +161,11 @@ func Compute(in Input) Result {
 			res.Domains[i].DisruptionsAllowed = 0
 		}
 	}
+	// Messages name the first issue: sort, so the same pods give the same
+	// message whatever order the cache listed them in.
+	sort.Slice(res.DomainIssues, func(i, j int) bool { return res.DomainIssues[i].Pod < res.DomainIssues[j].Pod })
+	sort.Strings(res.NoScale)
+	sort.Strings(res.UnmanagedPods)
 	for _, d := range res.Domains {
 		res.ExpectedPods += d.ExpectedPods
 		res.CurrentHealthy += d.CurrentHealthy

@@ -77,31 +77,30 @@ type Decision struct {
 // with the budget's resourceVersion so that concurrent decisions serialise.
 func DecideEviction(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) Decision {
 	pod := req.Pod
-	if canIgnoreBudget(pod) {
+	if CanIgnoreBudget(pod) {
 		return Decision{Allowed: true, Reason: DecisionPodNotRunning}
 	}
 	name := fmt.Sprintf("%s/%s", tdb.Namespace, tdb.Name)
 	st := &tdb.Status
-	if st.ObservedGeneration < tdb.Generation {
-		return refuse(DecisionStaleStatus, "topology disruption budget %s: status is being updated for the new spec (observedGeneration %d < generation %d); retry shortly",
-			name, st.ObservedGeneration, tdb.Generation)
-	}
 	if c := apimeta.FindStatusCondition(st.Conditions, policyv1alpha1.ConditionDisruptionAllowed); c != nil &&
 		(c.Reason == policyv1alpha1.ReasonSyncFailed || c.Reason == policyv1alpha1.ReasonDomainError) {
 		return refuse(DecisionBlocked, "topology disruption budget %s: no disruption is allowed: %s", name, c.Message)
+	}
+	if st.ObservedGeneration < tdb.Generation {
+		return refuse(DecisionStaleStatus, "topology disruption budget %s: status is being updated for the new spec (observedGeneration %d < generation %d); retry shortly",
+			name, st.ObservedGeneration, tdb.Generation)
 	}
 	row := findDomain(st.Domains, req.Domain)
 	if row == nil {
 		return refuse(DecisionUnknownDomain, "topology disruption budget %s: domain %q of pod %s is not in the budget's status yet; retry shortly",
 			name, req.Domain, pod.Name)
 	}
-	if i := findRecord(st.DisruptedPods, pod); i >= 0 {
+	if findRecord(st.DisruptedPods, pod) >= 0 {
 		// Granted before (a retry after a later admission step refused it):
-		// the record already keeps the pod from counting as healthy. Refresh
-		// its time so it keeps protecting the pod for another timeout.
-		next := st.DeepCopy()
-		next.DisruptedPods[i].Time = metav1.NewTime(req.Now)
-		return Decision{Allowed: true, Reason: DecisionAlreadyRecorded, Status: next}
+		// the record already keeps the pod from counting as healthy, so it
+		// is not charged twice. The record keeps its grant time, so that it
+		// expires if the pod is never deleted.
+		return Decision{Allowed: true, Reason: DecisionAlreadyRecorded}
 	}
 	if !IsHealthy(pod) {
 		if tdb.Spec.UnhealthyPodEvictionPolicy == policyv1alpha1.AlwaysAllow {
@@ -171,23 +170,46 @@ func charge(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) *
 		next.CurrentHealthy += d.CurrentHealthy
 		next.DisruptionsAllowed += d.DisruptionsAllowed
 	}
-	allowed := metav1.ConditionTrue
-	reason, msg := policyv1alpha1.ReasonSufficientPods, "some domain can lose a pod"
-	if next.DisruptionsAllowed == 0 {
-		allowed, reason, msg = metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods, "no domain has a healthy pod to spare"
-	}
-	apimeta.SetStatusCondition(&next.Conditions, metav1.Condition{
-		Type: policyv1alpha1.ConditionDisruptionAllowed, Status: allowed, Reason: reason, Message: msg,
-		ObservedGeneration: next.ObservedGeneration, LastTransitionTime: metav1.NewTime(req.Now),
-	})
+	apimeta.SetStatusCondition(&next.Conditions, DisruptionCondition(next.Domains, "", "", next.ObservedGeneration, req.Now))
 	return next
 }
 
-// canIgnoreBudget says whether an eviction passes without asking the budget:
+// DisruptionCondition is the DisruptionAllowed condition for a budget's
+// domains, or for a budget blocked for blockedReason. The status controller
+// and the webhook both write it, in the same words, so that a grant does not
+// cause another status write.
+func DisruptionCondition(domains []policyv1alpha1.DomainStatus, blockedReason, blockedMessage string, generation int64, now time.Time) metav1.Condition {
+	c := metav1.Condition{
+		Type:               policyv1alpha1.ConditionDisruptionAllowed,
+		ObservedGeneration: generation,
+		LastTransitionTime: metav1.NewTime(now),
+	}
+	var allowed int32
+	var names []string
+	for _, d := range domains {
+		if d.DisruptionsAllowed > 0 {
+			allowed += d.DisruptionsAllowed
+			names = append(names, d.Name)
+		}
+	}
+	switch {
+	case blockedReason != "":
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, blockedReason, blockedMessage
+	case allowed > 0:
+		c.Status, c.Reason = metav1.ConditionTrue, policyv1alpha1.ReasonSufficientPods
+		c.Message = fmt.Sprintf("%d disruption(s) allowed in %s", allowed, strings.Join(names, ", "))
+	default:
+		c.Status, c.Reason = metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods
+		c.Message = "no domain has a healthy pod to spare; evictions wait until pods become Ready"
+	}
+	return c
+}
+
+// CanIgnoreBudget says whether an eviction passes without asking the budget:
 // exactly the pods core's eviction handler lets through (canIgnorePDB):
 // Pending, Succeeded, Failed, or already being deleted. A pod in any other
 // phase (Running, Unknown) is decided by the budget.
-func canIgnoreBudget(pod *corev1.Pod) bool {
+func CanIgnoreBudget(pod *corev1.Pod) bool {
 	switch pod.Status.Phase {
 	case corev1.PodPending, corev1.PodSucceeded, corev1.PodFailed:
 		return true

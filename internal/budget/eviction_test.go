@@ -29,6 +29,8 @@ func chargedStatus() *policyv1alpha1.TopologyDisruptionBudgetStatus {
 	st.DisruptedPods = []policyv1alpha1.DisruptedPod{
 		{Name: "b-0", UID: "uid-b-0", Domain: "zone-b", ControllerUID: "rs", Time: metav1.NewTime(t0)},
 	}
+	// Still True, so the transition time stays; the message is rewritten.
+	st.Conditions[0].Message = "1 disruption(s) allowed in zone-c"
 	return &st
 }
 
@@ -122,7 +124,7 @@ func TestDecideEviction(t *testing.T) {
 			pod:    podA().notReady(), domain: "zone-a",
 			want: Decision{Allowed: true, Reason: DecisionCharged, Status: func() *policyv1alpha1.TopologyDisruptionBudgetStatus {
 				st := evictionBudget().status(row("zone-a", 2, 1, 0, 0)).
-					condition(metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods, "no domain has a healthy pod to spare").obj().Status
+					condition(metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods, "no domain has a healthy pod to spare; evictions wait until pods become Ready").obj().Status
 				st.Conditions[0].LastTransitionTime = metav1.NewTime(t0)
 				st.DisruptedPods = []policyv1alpha1.DisruptedPod{
 					{Name: "a-0", UID: "uid-a-0", Domain: "zone-a", ControllerUID: rs, Time: metav1.NewTime(t0)}}
@@ -138,12 +140,9 @@ func TestDecideEviction(t *testing.T) {
 				Message: "topology disruption budget ns/web: domain zone-a (topology.kubernetes.io/zone) has 7 healthy pods, needs 7; 0 disruptions allowed"}},
 
 		// Records.
-		{name: "already recorded: allowed again without a second charge, the record refreshed",
+		{name: "already recorded: allowed again without a second charge or any write; the record keeps its grant time",
 			budget: evictionBudget().records(record("a-0", "zone-a", rs, at(-time.Minute))), pod: podA(), domain: "zone-a",
-			want: Decision{Allowed: true, Reason: DecisionAlreadyRecorded, Status: func() *policyv1alpha1.TopologyDisruptionBudgetStatus {
-				st := evictionBudget().records(record("a-0", "zone-a", rs, t0)).obj().Status
-				return &st
-			}()}},
+			want: Decision{Allowed: true, Reason: DecisionAlreadyRecorded}},
 		{name: "a record of an earlier pod of the same name is replaced by the new charge",
 			budget: evictionBudget().records(func() policyv1alpha1.DisruptedPod {
 				r := record("b-0", "zone-c", rs, at(-time.Hour))
@@ -181,7 +180,7 @@ func TestDecideEviction(t *testing.T) {
 			pod:    podA(), domain: "zone-a",
 			want: Decision{Allowed: true, Reason: DecisionCharged, Status: func() *policyv1alpha1.TopologyDisruptionBudgetStatus {
 				st := evictionBudget().status(row("zone-c", 8, 8, 7, 0), row("zone-a", 8, 7, 7, 0)).
-					condition(metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods, "no domain has a healthy pod to spare").obj().Status
+					condition(metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods, "no domain has a healthy pod to spare; evictions wait until pods become Ready").obj().Status
 				st.Conditions[0].LastTransitionTime = metav1.NewTime(t0)
 				st.DisruptedPods = []policyv1alpha1.DisruptedPod{
 					{Name: "a-0", UID: "uid-a-0", Domain: "zone-a", ControllerUID: rs, Time: metav1.NewTime(t0)}}
@@ -194,7 +193,7 @@ func TestDecideEviction(t *testing.T) {
 			want: Decision{Allowed: true, Reason: DecisionCharged, Status: func() *policyv1alpha1.TopologyDisruptionBudgetStatus {
 				st := evictionBudget().maxDisruptedDomains(1).
 					status(row("zone-a", 8, 8, 7, 0), row("zone-b", 8, 7, 7, 0), row("zone-c", 8, 8, 7, 0)).
-					condition(metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods, "no domain has a healthy pod to spare").obj().Status
+					condition(metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods, "no domain has a healthy pod to spare; evictions wait until pods become Ready").obj().Status
 				st.Conditions[0].LastTransitionTime = metav1.NewTime(t0)
 				st.DisruptedPods = chargedStatus().DisruptedPods
 				return &st
@@ -206,6 +205,7 @@ func TestDecideEviction(t *testing.T) {
 			want: Decision{Allowed: true, Reason: DecisionCharged, Status: func() *policyv1alpha1.TopologyDisruptionBudgetStatus {
 				st := evictionBudget().status(row("zone-a", 8, 7, 6, 1), row("zone-b", 8, 7, 6, 1), row("zone-c", 8, 8, 6, 0)).obj().Status
 				st.DisruptedPods = chargedStatus().DisruptedPods
+				st.Conditions[0].Message = "2 disruption(s) allowed in zone-a, zone-b"
 				return &st
 			}()}},
 	}

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -36,6 +37,8 @@ const (
 	// defaultDeadline is below the webhook's timeoutSeconds (10 s), so the
 	// API server gets a clear answer instead of a timeout.
 	defaultDeadline = 7 * time.Second
+	// undoDeadline bounds the removal of a partial charge.
+	undoDeadline = 3 * time.Second
 )
 
 // +kubebuilder:webhook:path=/validate-eviction,mutating=false,failurePolicy=fail,sideEffects=NoneOnDryRun,groups="",resources=pods/eviction,verbs=create,versions=v1,name=eviction.policy.tdb.dev,admissionReviewVersions=v1,timeoutSeconds=10,matchPolicy=Equivalent
@@ -99,6 +102,13 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 	ctx, cancel := context.WithTimeout(ctx, h.deadline())
 	defer cancel()
 	res, err := h.decide(ctx, req.Namespace, req.Name, dryRun)
+	if err != nil && retryable(err) {
+		// Nothing was decided (the operator is starting, or the API server
+		// is slow): refuse in the way clients retry.
+		out = outcome{decision: "refused", reason: "Unavailable"}
+		log.FromContext(ctx).Info("eviction refused for now", "pod", klog.KRef(req.Namespace, req.Name), "error", err.Error())
+		return tooManyRequests(fmt.Sprintf("topology disruption budgets cannot decide the eviction of %s/%s right now (%v); retry", req.Namespace, req.Name, err))
+	}
 	if err != nil {
 		out = outcome{decision: "error", reason: "InternalError"}
 		log.FromContext(ctx).Error(err, "deciding eviction", "pod", klog.KRef(req.Namespace, req.Name))
@@ -155,6 +165,11 @@ func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bo
 		// The API server answers 404 for the eviction itself.
 		return result{outcome: outcome{"allowed", "PodNotFound"}}, nil
 	}
+	if budget.CanIgnoreBudget(pod) {
+		// Pending, terminal and deleting pods pass, as in core, whatever
+		// their node or budgets say.
+		return result{outcome: outcome{"allowed", budget.DecisionPodNotRunning}}, nil
+	}
 	covering, err := h.covering(ctx, pod)
 	if err != nil {
 		return result{}, err
@@ -167,8 +182,7 @@ func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bo
 		names[i] = c.tdb.Name
 		if c.domainErr != nil {
 			return refused(c.tdb, budget.Decision{Reason: budget.DecisionBlocked, Message: fmt.Sprintf(
-				"topology disruption budget %s/%s: cannot tell the domain of the pod: %v; label the node with %s",
-				c.tdb.Namespace, c.tdb.Name, c.domainErr, c.tdb.Spec.TopologyKey)}, names), nil
+				"topology disruption budget %s/%s: %v; %s", c.tdb.Namespace, c.tdb.Name, c.domainErr, c.advice)}, names), nil
 		}
 	}
 
@@ -186,10 +200,10 @@ func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bo
 		return result{outcome: outcome{"allowed", reason}, budgets: names}, nil
 	}
 	// Then charge each budget in turn; if one refuses on a fresh read, undo
-	// the charges already made.
-	var charged []*coveringBudget
+	// the charges this request made.
+	var charged []charge
 	for i, c := range covering {
-		d, err := h.charge(ctx, c, pod, decisions[i])
+		d, err := h.charge(ctx, c, pod, decisions[i], now)
 		if err != nil || !d.Allowed {
 			if uerr := h.undo(ctx, charged, pod); uerr != nil {
 				err = errors.Join(err, fmt.Errorf("undoing the charges of an eviction another budget refused: %w", uerr))
@@ -199,14 +213,18 @@ func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bo
 			}
 			return refused(c.tdb, d, names), nil
 		}
-		if d.Status != nil {
-			charged = append(charged, c)
-		}
 		if d.Reason == budget.DecisionCharged {
 			reason = d.Reason
+			charged = append(charged, charge{budget: c, at: now})
 		}
 	}
 	return result{outcome: outcome{"allowed", reason}, budgets: names}, nil
+}
+
+// charge is a record this request wrote, to undo if another budget refuses.
+type charge struct {
+	budget *coveringBudget
+	at     time.Time
 }
 
 // pod reads the pod from the cache, or from the API server when the cache
@@ -223,6 +241,20 @@ func (h *EvictionHandler) pod(ctx context.Context, ns, name string) (*corev1.Pod
 	if err != nil {
 		return nil, fmt.Errorf("reading pod %s/%s: %w", ns, name, err)
 	}
+	if !budget.IsHealthy(&pod) || pod.Status.Phase != corev1.PodRunning {
+		// A pod that would pass uncharged (pending, not Ready) may have
+		// become Running and Ready since the cache saw it: decide on the
+		// API server's copy, as core does.
+		var live corev1.Pod
+		err := h.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &live)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading pod %s/%s: %w", ns, name, err)
+		}
+		return &live, nil
+	}
 	return &pod, nil
 }
 
@@ -231,13 +263,16 @@ type coveringBudget struct {
 	tdb       *policyv1alpha1.TopologyDisruptionBudget
 	domain    string
 	domainErr error
+	// advice tells the user how to clear domainErr.
+	advice string
 }
 
 // covering lists the budgets of the pod's namespace that cover it, sorted
 // by name so that concurrent requests charge them in the same order.
 func (h *EvictionHandler) covering(ctx context.Context, pod *corev1.Pod) ([]*coveringBudget, error) {
 	var list policyv1alpha1.TopologyDisruptionBudgetList
-	if err := h.Cache.List(ctx, &list, client.InNamespace(pod.Namespace)); err != nil {
+	// Budgets are copied only once known to cover the pod.
+	if err := h.Cache.List(ctx, &list, client.InNamespace(pod.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing budgets in %s: %w", pod.Namespace, err)
 	}
 	var nodeErr error
@@ -258,14 +293,17 @@ func (h *EvictionHandler) covering(ctx context.Context, pod *corev1.Pod) ([]*cov
 		if nodeErr != nil {
 			return nil, fmt.Errorf("reading node %s: %w", pod.Spec.NodeName, nodeErr)
 		}
-		if !covered && err != nil {
+		switch {
+		case !covered && err != nil:
 			// The spec cannot be evaluated (a bad selector): it may cover
 			// the pod, so it must refuse.
-			out = append(out, &coveringBudget{tdb: t, domainErr: err})
-			continue
-		}
-		if covered {
-			out = append(out, &coveringBudget{tdb: t, domain: domain, domainErr: err})
+			out = append(out, &coveringBudget{tdb: t.DeepCopy(), domainErr: err,
+				advice: "fix the budget's spec (kubectl describe tdb shows the SyncFailed condition)"})
+		case covered && err != nil:
+			out = append(out, &coveringBudget{tdb: t.DeepCopy(), domainErr: fmt.Errorf("cannot tell the domain of the pod: %w", err),
+				advice: fmt.Sprintf("label the node with %s", t.Spec.TopologyKey)})
+		case covered:
+			out = append(out, &coveringBudget{tdb: t.DeepCopy(), domain: domain})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].tdb.Name < out[j].tdb.Name })
@@ -274,7 +312,7 @@ func (h *EvictionHandler) covering(ctx context.Context, pod *corev1.Pod) ([]*cov
 
 // charge writes the decision's status with the budget's resourceVersion. On
 // a conflict it re-reads the budget from the API server and decides again.
-func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *corev1.Pod, d budget.Decision) (budget.Decision, error) {
+func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *corev1.Pod, d budget.Decision, now time.Time) (budget.Decision, error) {
 	for try := 1; ; try++ {
 		if d.Status == nil || !d.Allowed {
 			return d, nil
@@ -298,26 +336,32 @@ func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *co
 			return d, fmt.Errorf("re-reading %s/%s after a conflict: %w", c.tdb.Namespace, c.tdb.Name, err)
 		}
 		c.tdb = fresh
-		d = budget.DecideEviction(fresh, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: h.Clock.Now()})
+		d = budget.DecideEviction(fresh, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now})
 	}
 }
 
 // undo removes the records this request wrote, so that an eviction another
-// budget refused is charged to none. The domain's allowance is not raised
-// here: the status controller recomputes it from the pods (raising it is its
-// job alone), so undoing errs on the side of allowing less for a moment.
-func (h *EvictionHandler) undo(ctx context.Context, charged []*coveringBudget, pod *corev1.Pod) error {
+// budget refused is charged to none. Only records this request created are
+// removed (same pod UID and grant time): a record another request granted
+// for the same pod stays. The domain's allowance is not raised here: the
+// status controller recomputes it from the pods (raising it is its job
+// alone), so undoing errs on the side of allowing less for a moment. It runs
+// on its own deadline: the request's may be what failed.
+func (h *EvictionHandler) undo(ctx context.Context, charged []charge, pod *corev1.Pod) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoDeadline)
+	defer cancel()
 	var errs []error
 	for _, c := range charged {
+		key := client.ObjectKeyFromObject(c.budget.tdb)
 		err := retryOnConflict(ctx, h.maxTries(), func() error {
 			fresh := &policyv1alpha1.TopologyDisruptionBudget{}
-			if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(c.tdb), fresh); err != nil {
+			if err := h.APIReader.Get(ctx, key, fresh); err != nil {
 				return err
 			}
 			kept := fresh.Status.DisruptedPods[:0]
 			removed := false
 			for _, r := range fresh.Status.DisruptedPods {
-				if r.Name == pod.Name && r.UID == pod.UID {
+				if r.Name == pod.Name && r.UID == pod.UID && r.Time.Time.Equal(metav1.NewTime(c.at).Rfc3339Copy().Time) {
 					removed = true
 					continue
 				}
@@ -330,7 +374,7 @@ func (h *EvictionHandler) undo(ctx context.Context, charged []*coveringBudget, p
 			return h.Client.Status().Update(ctx, fresh)
 		})
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s/%s: %w", c.tdb.Namespace, c.tdb.Name, err))
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -391,4 +435,11 @@ func tooManyRequests(msg string) admission.Response {
 			Message: msg,
 		},
 	}}
+}
+
+// retryable says whether an error means "not now" rather than "broken".
+func retryable(err error) bool {
+	var notStarted *cache.ErrCacheNotStarted
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &notStarted) ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err)
 }

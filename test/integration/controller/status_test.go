@@ -252,6 +252,19 @@ var _ = Describe("Budget status over three zones", func() {
 		Eventually(func() []string { return eventReasons(ns, tdb.Name) }).Should(ContainElement(policyv1alpha1.EventReasonNoScale))
 	})
 
+	It("still counts a StatefulSet whose pods are all gone, against every zone", func() {
+		tdb := newBudget(ns, nil)
+		Eventually(get(tdb)).Should(haveRows(
+			row{"zone-a", 3, 3, 2, 1}, row{"zone-b", 3, 3, 2, 1}, row{"zone-c", 3, 3, 2, 1}))
+		for _, p := range w.pods["zone-a"] {
+			Expect(k8s.Delete(ctx, p, client.GracePeriodSeconds(0))).To(Succeed())
+		}
+		// Nothing tells which zone zone-a's StatefulSet will come back in:
+		// its 3 missing pods count against every zone, which therefore
+		// cannot spare a pod.
+		Eventually(get(tdb)).Should(haveRows(row{"zone-b", 6, 3, 5, 0}, row{"zone-c", 6, 3, 5, 0}))
+	})
+
 	It("does not write the status when nothing that matters changed", func() {
 		tdb := newBudget(ns, nil)
 		Eventually(get(tdb)).Should(haveRows(

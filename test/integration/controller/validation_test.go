@@ -147,6 +147,12 @@ var _ = Describe("API validation by the API server", func() {
 		Entry("selector with an unknown operator", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			s.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Like", Values: []string{"x"}}}}
 		}, "spec.selector", "matchExpressions operator must be In, NotIn, Exists or DoesNotExist"),
+		Entry("selector In without values", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "In"}}}
+		}, "spec.selector", "values must be non-empty for In and NotIn"),
+		Entry("selector Exists with values", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Exists", Values: []string{"x"}}}}
+		}, "spec.selector", "empty for Exists and DoesNotExist"),
 		Entry("no selector", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			s.Selector = nil
 		}, "spec.selector", "Required value"),
