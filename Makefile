@@ -104,3 +104,28 @@ demo: k8s-binaries ## Run the budget engine against a real API server it starts 
 measure-heap: k8s-binaries ## Measured run: manager heap after caching 10,000 pods, with and without the cache transforms (fails over 150 MiB).
 	KUBEBUILDER_ASSETS="$$(hack/build-k8s-binaries.sh kube-apiserver etcd | tail -1)" \
 		go test -count=1 -tags perf,integration -timeout 20m -v ./test/perf/ -run TestManagerHeapAt10kPods
+
+##@ Local run
+WEBHOOK_HOST ?= 127.0.0.1
+WEBHOOK_PORT ?= 9443
+LOCAL_CERT_DIR ?= $(CURDIR)/bin/local-webhook-certs
+OPERATOR_NAMESPACE ?= tdb-system
+
+.PHONY: run-local
+run-local: ## Run the operator as a local process against $KUBECONFIG: installs CRDs, self-signed certs and a URL webhook registration.
+	go run ./hack/localwebhook -host $(WEBHOOK_HOST) -port $(WEBHOOK_PORT) -cert-dir $(LOCAL_CERT_DIR) -operator-namespace $(OPERATOR_NAMESPACE)
+	go run ./cmd --webhook-host $(WEBHOOK_HOST) --webhook-port $(WEBHOOK_PORT) --webhook-cert-dir $(LOCAL_CERT_DIR) \
+		--operator-namespace $(OPERATOR_NAMESPACE) --metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 $(ARGS)
+
+.PHONY: run-local-clean
+run-local-clean: ## Remove the local webhook registration (evictions stop waiting for a local process).
+	go run ./hack/localwebhook -remove
+
+##@ Local cluster
+.PHONY: cluster-up cluster-down cluster-smoke
+cluster-up: ## A local multi-zone kwok cluster with the real control plane (ZONES, NODES_PER_ZONE, POD_READY_DELAY).
+	hack/cluster/up.sh
+cluster-down: ## Tear the local cluster down.
+	hack/cluster/down.sh
+cluster-smoke: ## Check the local cluster schedules, spreads, drains and replaces pods.
+	hack/cluster/smoke-test.sh

@@ -5,10 +5,13 @@
 #   hack/tools/kube/  k8s.io/kubernetes: kube-apiserver, kube-controller-manager,
 #                     kube-scheduler, kubectl
 #   hack/tools/etcd/  go.etcd.io/etcd/server/v3: etcd
+#   hack/tools/kwok/  sigs.k8s.io/kwok: kwok (the kwok controller), kwokctl
 #
 # Usage: hack/build-k8s-binaries.sh [COMPONENT...]
 #   COMPONENT is one of kube-apiserver, kube-controller-manager, kube-scheduler,
-#   kubectl, etcd, or "all". Default: kube-apiserver etcd (what envtest needs).
+#   kubectl, etcd, kwok, kwokctl, "all" (every component) or "cluster" (what
+#   hack/cluster/up.sh needs, i.e. all of them). Default: kube-apiserver etcd
+#   (what envtest needs).
 #
 # Binaries go to bin/k8s/<kubernetes version>/. A component is rebuilt only
 # when its binary is missing or its pinned version (or build recipe) changed;
@@ -28,7 +31,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KUBE_MOD_DIR="${ROOT}/hack/tools/kube"
 ETCD_MOD_DIR="${ROOT}/hack/tools/etcd"
-ALL_COMPONENTS=(kube-apiserver etcd kube-controller-manager kube-scheduler kubectl)
+KWOK_MOD_DIR="${ROOT}/hack/tools/kwok"
+ALL_COMPONENTS=(kube-apiserver etcd kube-controller-manager kube-scheduler kubectl kwok kwokctl)
 
 # Bump when the way binaries are built changes, so existing ones get rebuilt.
 RECIPE=1
@@ -67,8 +71,8 @@ components=()
 for arg in "$@"; do
   case "${arg}" in
     -h | --help) usage; exit 0 ;;
-    all) components+=("${ALL_COMPONENTS[@]}") ;;
-    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | etcd)
+    all | cluster) components+=("${ALL_COMPONENTS[@]}") ;;
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | etcd | kwok | kwokctl)
       components+=("${arg}") ;;
     *) usage; die "unknown component: ${arg}" ;;
   esac
@@ -122,8 +126,14 @@ done
 # The tags upstream release builds use (grpcnotrace drops x/net/trace).
 KUBE_TAGS="selinux,notest,grpcnotrace"
 ETCD_LDFLAGS="-s -w"
+# kwok's own version, and the Kubernetes version kwokctl assumes by default,
+# are link-time variables (as in kwok's release builds); kwokctl picks
+# component flags by Kubernetes version, so tell it the one built here.
+# Filled in once the kwok version is known.
+KWOK_LDFLAGS=""
 
 etcd_version=""
+kwok_version=""
 summary=()
 
 for name in "${components[@]}"; do
@@ -143,6 +153,21 @@ for name in "${components[@]}"; do
       pkg="go.etcd.io/etcd/server/v3"
       tags=""
       ldflags="${ETCD_LDFLAGS}"
+      version_args=(--version)
+      ;;
+    kwok | kwokctl)
+      if [[ -z "${kwok_version}" ]]; then
+        kwok_version="$(pinned_version "${KWOK_MOD_DIR}" sigs.k8s.io/kwok)"
+        KWOK_LDFLAGS="-s -w"
+        KWOK_LDFLAGS+=" -X sigs.k8s.io/kwok/pkg/consts.Version=${kwok_version#v}"
+        KWOK_LDFLAGS+=" -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=${K8S_VERSION#v}"
+      fi
+      mod_dir="${KWOK_MOD_DIR}"
+      module="sigs.k8s.io/kwok"
+      version="${kwok_version}"
+      pkg="sigs.k8s.io/kwok/cmd/${name}"
+      tags=""
+      ldflags="${KWOK_LDFLAGS}"
       version_args=(--version)
       ;;
     *)
