@@ -96,9 +96,19 @@ $(GOLANGCI_LINT):
 	mv $(LOCALBIN)/golangci-lint $@
 
 ##@ Demo
+CLUSTER_BINARIES := kube-apiserver etcd kube-controller-manager kube-scheduler kubectl kwok kwokctl
+
 .PHONY: demo
-demo: k8s-binaries ## Run the budget engine against a real API server it starts itself.
+demo: cluster-binaries ## The main job: concurrent kubectl drains of a local 3-zone kwok cluster under a budget (DEMO_ARGS=-teardown to remove the cluster after).
+	go run ./hack/kwokdemo $(DEMO_ARGS)
+
+.PHONY: demo-envtest
+demo-envtest: k8s-binaries ## A smaller demo on envtest (kube-apiserver and etcd only): evictions through the Eviction API.
 	KUBEBUILDER_ASSETS="$$(hack/build-k8s-binaries.sh kube-apiserver etcd | tail -1)" go run ./hack/demo
+
+.PHONY: cluster-binaries
+cluster-binaries: ## Build the control plane, kubectl and kwok into bin/k8s (cached).
+	hack/build-k8s-binaries.sh $(CLUSTER_BINARIES) >/dev/null
 
 .PHONY: measure-heap
 measure-heap: k8s-binaries ## Measured run: manager heap after caching 10,000 pods, with and without the cache transforms (fails over 150 MiB).
@@ -122,10 +132,16 @@ run-local-clean: ## Remove the local webhook registration (evictions stop waitin
 	go run ./hack/localwebhook -remove
 
 ##@ Local cluster
+CLUSTER_NAME ?= tdb
 .PHONY: cluster-up cluster-down cluster-smoke
-cluster-up: ## A local multi-zone kwok cluster with the real control plane (ZONES, NODES_PER_ZONE, POD_READY_DELAY).
-	hack/cluster/up.sh
-cluster-down: ## Tear the local cluster down.
-	hack/cluster/down.sh
+cluster-up: cluster-binaries ## A local multi-zone kwok cluster with the real control plane (CLUSTER_NAME, ZONES, NODES_PER_ZONE, POD_READY_DELAY).
+	CLUSTER_NAME=$(CLUSTER_NAME) hack/cluster/up.sh
+cluster-down: ## Tear the local cluster down (CLUSTER_NAME).
+	CLUSTER_NAME=$(CLUSTER_NAME) hack/cluster/down.sh
 cluster-smoke: ## Check the local cluster schedules, spreads, drains and replaces pods.
-	hack/cluster/smoke-test.sh
+	CLUSTER_NAME=$(CLUSTER_NAME) hack/cluster/smoke-test.sh
+
+.PHONY: bench-eviction
+bench-eviction: k8s-binaries ## Measured run: eviction latency PDB vs TDB vs both, handler latency, webhook API requests per eviction (asserted), refusal and drain storms.
+	KUBEBUILDER_ASSETS="$$(hack/build-k8s-binaries.sh kube-apiserver etcd | tail -1)" \
+		go test -count=1 -tags perf,integration -timeout 20m -v ./test/perf/ -run TestEvictionLatency

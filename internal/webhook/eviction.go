@@ -17,6 +17,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -67,6 +68,8 @@ type EvictionHandler struct {
 	// MaxTries and Deadline bound the work on one request (defaults 8, 7 s).
 	MaxTries int
 	Deadline time.Duration
+
+	ledger ledger
 }
 
 var _ admission.Handler = &EvictionHandler{}
@@ -186,8 +189,18 @@ func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bo
 		}
 	}
 
+	// Lock the covering budgets, in name order, for this process: requests
+	// for the same budget decide one after the other, each from the newest
+	// version known here (see ledger).
+	for _, c := range covering {
+		e := h.ledger.lock(types.NamespacedName{Namespace: c.tdb.Namespace, Name: c.tdb.Name})
+		defer e.Unlock()
+		c.entry = e
+		c.tdb = e.newest(c.tdb)
+	}
+
 	now := h.Clock.Now()
-	// First decide against every budget as cached: a refusal costs no write.
+	// First decide against every budget as known: a refusal costs no write.
 	decisions := make([]budget.Decision, len(covering))
 	for i, c := range covering {
 		decisions[i] = budget.DecideEviction(c.tdb, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now})
@@ -265,6 +278,8 @@ type coveringBudget struct {
 	domainErr error
 	// advice tells the user how to clear domainErr.
 	advice string
+	// entry is the budget's ledger entry, locked while deciding.
+	entry *budgetEntry
 }
 
 // covering lists the budgets of the pod's namespace that cover it, sorted
@@ -322,6 +337,7 @@ func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *co
 		err := h.Client.Status().Update(ctx, next)
 		if err == nil {
 			c.tdb = next
+			c.entry.latest = next
 			return d, nil
 		}
 		if !apierrors.IsConflict(err) {
@@ -336,6 +352,7 @@ func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *co
 			return d, fmt.Errorf("re-reading %s/%s after a conflict: %w", c.tdb.Namespace, c.tdb.Name, err)
 		}
 		c.tdb = fresh
+		c.entry.latest = fresh
 		d = budget.DecideEviction(fresh, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now})
 	}
 }

@@ -1,0 +1,316 @@
+// Command kwokdemo is tdb-operator's main job, end to end: on a local kwok
+// cluster with the real kube-apiserver, controller-manager and scheduler, it
+// runs the operator as a local process, deploys 24 ingesters over three zones
+// (one StatefulSet per zone) with a budget of maxUnavailable 2 per zone and
+// maxDisruptedDomains 1, and drains every node at once with concurrent
+// `kubectl drain` processes while new nodes are added. It prints the per-zone
+// status and the refusals as it goes, then a summary, and exits non-zero if
+// the budget was ever exceeded or a drain failed.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/intstr"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/test/kwokenv"
+)
+
+const (
+	ns      = "mimir"
+	perZone = 8
+)
+
+var zones = []string{"zone-a", "zone-b", "zone-c"}
+
+func main() {
+	teardown := flag.Bool("teardown", false, "Tear the cluster down at the end.")
+	cluster := flag.String("cluster", "tdb-demo", "Name of the local cluster.")
+	flag.Parse()
+	if err := run(*cluster, *teardown); err != nil {
+		fmt.Fprintln(os.Stderr, "demo failed:", err)
+		os.Exit(1)
+	}
+}
+
+func run(name string, teardown bool) error {
+	start := time.Now()
+	fmt.Println(">> bringing up a fresh local cluster: 3 zones x 4 kwok nodes, real kube-apiserver, controller-manager and scheduler v1.36.3")
+	// A previous run leaves its cluster drained: start from a clean one.
+	if err := (&kwokenv.Cluster{Name: name}).DownIfExists(); err != nil {
+		return err
+	}
+	c, err := kwokenv.Up(name, "ZONES=3", "NODES_PER_ZONE=4", "POD_READY_DELAY=2s")
+	if err != nil {
+		return err
+	}
+	if teardown {
+		defer func() { _ = c.Down() }()
+	}
+	if _, err := kwokenv.BuildManager(); err != nil {
+		return err
+	}
+	fmt.Println(">> starting the operator as a local process (webhook at https://127.0.0.1:9443/validate-eviction)")
+	op, err := kwokenv.StartOperator(c, kwokenv.OperatorOptions{})
+	if err != nil {
+		return err
+	}
+	defer op.Stop()
+	fmt.Printf("   operator log: %s\n", op.LogPath)
+
+	k8s, err := newClient(c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if err := deploy(ctx, k8s); err != nil {
+		return err
+	}
+	fmt.Println(">> 24 ingesters Ready; budget mimir/ingesters: maxUnavailable 2 per zone, maxDisruptedDomains 1")
+
+	var originals []string
+	var nodes corev1.NodeList
+	if err := k8s.List(ctx, &nodes); err != nil {
+		return err
+	}
+	for _, n := range nodes.Items {
+		originals = append(originals, n.Name)
+	}
+	sort.Strings(originals)
+
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	w := &kwokenv.Watcher{Client: k8s, NS: ns, Selector: labels.SelectorFromSet(labels.Set{"app": "ingester"}),
+		Expected: func(context.Context) (map[string]int, error) {
+			return map[string]int{"zone-a": perZone, "zone-b": perZone, "zone-c": perZone}, nil
+		}}
+	go w.Run(watchCtx)
+
+	fmt.Printf(">> draining all %d nodes at once (%d kubectl drain processes) while 4 new nodes per zone are added\n", len(originals), len(originals))
+	var refusals atomic.Int64
+	var lastRefusal atomic.Value
+	lastRefusal.Store("")
+	drainCtx, cancelDrains := context.WithTimeout(ctx, 8*time.Minute)
+	defer cancelDrains()
+	var wg sync.WaitGroup
+	drainErrs := make([]error, len(originals))
+	for i, node := range originals {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			drainErrs[i] = drain(drainCtx, c, node, func(line string) {
+				refusals.Add(1)
+				lastRefusal.Store(line)
+			})
+		}()
+	}
+	go func() {
+		time.Sleep(3 * time.Second)
+		for _, z := range zones {
+			if _, err := c.AddNodes(z, 4); err != nil {
+				fmt.Fprintln(os.Stderr, "adding nodes:", err)
+			}
+		}
+	}()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	tick := time.NewTicker(4 * time.Second)
+	defer tick.Stop()
+	drainStart := time.Now()
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		case <-tick.C:
+			printStatus(ctx, k8s, time.Since(drainStart), refusals.Load(), lastRefusal.Load().(string))
+		}
+	}
+	// Let the last replacements become Ready before the final sample.
+	time.Sleep(4 * time.Second)
+	printStatus(ctx, k8s, time.Since(drainStart), refusals.Load(), "")
+	stopWatch()
+	report := w.Report()
+
+	failed := 0
+	for i, err := range drainErrs {
+		if err != nil {
+			failed++
+			fmt.Printf("   drain of %s failed: %v\n", originals[i], err)
+		}
+	}
+	held := report.MaxDisruptedZones <= 1
+	for _, u := range report.MaxUnavailable {
+		held = held && u <= 2
+	}
+	fmt.Printf("\n== summary\n")
+	fmt.Printf("drained %d nodes in %s (total %s), %d refusals (429) retried by kubectl drain, %d drain(s) failed\n",
+		len(originals)-failed, time.Since(drainStart).Round(time.Second), time.Since(start).Round(time.Second), refusals.Load(), failed)
+	fmt.Printf("observed by an independent watcher: %s\n", report)
+	if held {
+		fmt.Println("budget held: at most 2 pods unavailable per zone and at most 1 zone disrupted at any sample")
+	} else {
+		fmt.Println("BUDGET EXCEEDED")
+	}
+	if !teardown {
+		fmt.Printf("\nthe cluster is still up: export KUBECONFIG=%s\ntear it down with: make cluster-down CLUSTER_NAME=%s\n", c.Kubeconfig, name)
+	}
+	switch {
+	case !held:
+		return errors.New("the budget was exceeded")
+	case failed > 0:
+		return fmt.Errorf("%d drain(s) failed", failed)
+	}
+	return nil
+}
+
+func newClient(kubeconfig string) (client.Client, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := policyv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+// deploy creates the namespace, one StatefulSet of 8 per zone and the
+// budget, and waits until everything is Ready and computed.
+func deploy(ctx context.Context, k8s client.Client) error {
+	if err := client.IgnoreAlreadyExists(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})); err != nil {
+		return err
+	}
+	for _, z := range zones {
+		if err := client.IgnoreAlreadyExists(k8s.Create(ctx, statefulSet(z))); err != nil {
+			return err
+		}
+	}
+	tdb := &policyv1alpha1.TopologyDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ingesters"},
+		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
+			Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ingester"}},
+			TopologyKey:         kwokenv.ZoneKey,
+			MaxUnavailable:      ptr.To(utilruntime.FromInt32(2)),
+			MaxDisruptedDomains: ptr.To[int32](1),
+		},
+	}
+	if err := client.IgnoreAlreadyExists(k8s.Create(ctx, tdb)); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		var cur policyv1alpha1.TopologyDisruptionBudget
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(tdb), &cur)
+		if err == nil && cur.Status.CurrentHealthy == 3*perZone && cur.Status.DisruptionsAllowed == 6 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the ingesters did not become Ready and counted within 3 minutes (status %+v)", cur.Status)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func statefulSet(zone string) *appsv1.StatefulSet {
+	labels := map[string]string{"app": "ingester", "zone": zone}
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ingester-" + zone},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:            ptr.To[int32](perZone),
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Selector:            &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{Name: "ingester", Image: "ingester:demo",
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}}}},
+					Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+						RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+							MatchExpressions: []corev1.NodeSelectorRequirement{{Key: kwokenv.ZoneKey, Operator: corev1.NodeSelectorOpIn, Values: []string{zone}}},
+						}}},
+					}},
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+						MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
+						LabelSelector: &metav1.LabelSelector{MatchLabels: labels},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// drain runs kubectl drain on node, calling refused for every refusal line
+// kubectl prints (it retries those every 5 seconds).
+func drain(ctx context.Context, c *kwokenv.Cluster, node string, refused func(string)) error {
+	cmd := c.Kubectl(ctx, "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=7m")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stdout = nil
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(stderr)
+	var tail []string
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, "will retry after") {
+			refused(line)
+			continue
+		}
+		tail = append(tail, line)
+	}
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("%w: %s", err, strings.Join(tail, "; "))
+	}
+	return nil
+}
+
+func printStatus(ctx context.Context, k8s client.Client, elapsed time.Duration, refusals int64, lastRefusal string) {
+	var cur policyv1alpha1.TopologyDisruptionBudget
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ingesters"}, &cur); err != nil {
+		fmt.Println("   (reading the budget:", err, ")")
+		return
+	}
+	fmt.Printf("\n[%s] refusals so far: %d\n", elapsed.Round(time.Second), refusals)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "ZONE\tHEALTHY/EXPECTED\tALLOWED")
+	for _, d := range cur.Status.Domains {
+		_, _ = fmt.Fprintf(tw, "%s\t%d/%d\t%d\n", d.Name, d.CurrentHealthy, d.ExpectedPods, d.DisruptionsAllowed)
+	}
+	_ = tw.Flush()
+	if lastRefusal != "" {
+		if i := strings.Index(lastRefusal, "topology disruption budget"); i >= 0 {
+			lastRefusal = lastRefusal[i:]
+		}
+		fmt.Printf("latest refusal: %s\n", lastRefusal)
+	}
+}
