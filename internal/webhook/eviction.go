@@ -189,17 +189,25 @@ func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bo
 		}
 	}
 
+	now := h.Clock.Now()
+	// A refusal needs no lock: refuse at once when the newest version known
+	// here already refuses (allowances only fall between the status
+	// controller's passes, and a refusal is always safe).
+	for _, c := range covering {
+		c.entry = h.ledger.entry(types.NamespacedName{Namespace: c.tdb.Namespace, Name: c.tdb.Name})
+		if d := budget.DecideEviction(c.entry.newest(c.tdb), budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now}); !d.Allowed {
+			return refused(c.tdb, d, names), nil
+		}
+	}
 	// Lock the covering budgets, in name order, for this process: requests
 	// for the same budget decide one after the other, each from the newest
 	// version known here (see ledger).
 	for _, c := range covering {
-		e := h.ledger.lock(types.NamespacedName{Namespace: c.tdb.Namespace, Name: c.tdb.Name})
-		defer e.Unlock()
-		c.entry = e
-		c.tdb = e.newest(c.tdb)
+		c.entry.Lock()
+		defer c.entry.Unlock()
+		c.tdb = c.entry.newest(c.tdb)
 	}
 
-	now := h.Clock.Now()
 	// First decide against every budget as known: a refusal costs no write.
 	decisions := make([]budget.Decision, len(covering))
 	for i, c := range covering {
@@ -337,7 +345,7 @@ func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *co
 		err := h.Client.Status().Update(ctx, next)
 		if err == nil {
 			c.tdb = next
-			c.entry.latest = next
+			c.entry.latest.Store(next)
 			return d, nil
 		}
 		if !apierrors.IsConflict(err) {
@@ -352,7 +360,7 @@ func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *co
 			return d, fmt.Errorf("re-reading %s/%s after a conflict: %w", c.tdb.Namespace, c.tdb.Name, err)
 		}
 		c.tdb = fresh
-		c.entry.latest = fresh
+		c.entry.latest.Store(fresh)
 		d = budget.DecideEviction(fresh, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now})
 	}
 }

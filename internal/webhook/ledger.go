@@ -3,6 +3,7 @@ package webhook
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -25,13 +26,14 @@ type ledger struct {
 
 type budgetEntry struct {
 	sync.Mutex
-	// latest is the newest version this process knows (guarded by the
-	// entry's lock).
-	latest *policyv1alpha1.TopologyDisruptionBudget
+	// latest is the newest version this process knows. It is written under
+	// the entry's lock and read without it (to refuse early); a stored
+	// object is never modified.
+	latest atomic.Pointer[policyv1alpha1.TopologyDisruptionBudget]
 }
 
-// lock locks the budget's entry and returns it; the caller unlocks it.
-func (l *ledger) lock(key types.NamespacedName) *budgetEntry {
+// entry returns the budget's entry, unlocked.
+func (l *ledger) entry(key types.NamespacedName) *budgetEntry {
 	l.mu.Lock()
 	if l.budgets == nil {
 		l.budgets = map[types.NamespacedName]*budgetEntry{}
@@ -42,7 +44,6 @@ func (l *ledger) lock(key types.NamespacedName) *budgetEntry {
 		l.budgets[key] = e
 	}
 	l.mu.Unlock()
-	e.Lock()
 	return e
 }
 
@@ -50,13 +51,14 @@ func (l *ledger) lock(key types.NamespacedName) *budgetEntry {
 // newer. resourceVersions are compared as the integers etcd makes them; if
 // either is not one, the cached copy is used (a conflict then costs a read).
 func (e *budgetEntry) newest(cached *policyv1alpha1.TopologyDisruptionBudget) *policyv1alpha1.TopologyDisruptionBudget {
-	if e.latest == nil || e.latest.UID != cached.UID {
+	latest := e.latest.Load()
+	if latest == nil || latest.UID != cached.UID {
 		return cached
 	}
 	a, errA := strconv.ParseUint(cached.ResourceVersion, 10, 64)
-	b, errB := strconv.ParseUint(e.latest.ResourceVersion, 10, 64)
+	b, errB := strconv.ParseUint(latest.ResourceVersion, 10, 64)
 	if errA != nil || errB != nil || a >= b {
 		return cached
 	}
-	return e.latest.DeepCopy()
+	return latest.DeepCopy()
 }
