@@ -145,3 +145,7 @@ cluster-smoke: ## Check the local cluster schedules, spreads, drains and replace
 bench-eviction: k8s-binaries ## Measured run: eviction latency PDB vs TDB vs both, handler latency, webhook API requests per eviction (asserted), refusal and drain storms.
 	KUBEBUILDER_ASSETS="$$(hack/build-k8s-binaries.sh kube-apiserver etcd | tail -1)" \
 		go test -count=1 -tags perf,integration -timeout 20m -v ./test/perf/ -run TestEvictionLatency
+
+.PHONY: bench-drain
+bench-drain: cluster-binaries ## Measured run on a local kwok cluster: concurrent kubectl drains of 24 pods in 3 zones under a PDB, a per-zone TDB, a zone-at-a-time TDB and no budget; fails if a budget is exceeded (BENCH_ARGS=-keep keeps the cluster).
+	go run ./hack/drainbench $(BENCH_ARGS)

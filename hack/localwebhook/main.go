@@ -94,8 +94,8 @@ func run() error {
 	if err := register(ctx, c, host, port, operatorNS, caPEM); err != nil {
 		return err
 	}
-	fmt.Printf("CRDs installed; webhook registered at https://%s/ with the CA in %s\n",
-		net.JoinHostPort(host, fmt.Sprint(port))+evictionwebhook.Path[1:], certDir)
+	fmt.Printf("CRDs installed; webhook registered at https://%s%s with the CA in %s\n",
+		net.JoinHostPort(host, fmt.Sprint(port)), evictionwebhook.Path, certDir)
 	return nil
 }
 

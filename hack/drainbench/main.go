@@ -1,0 +1,983 @@
+// Command drainbench measures, side by side in one run on a local kwok
+// cluster with the real control plane (hack/cluster), how long it takes to
+// drain every node of a 24-pod, 3-zone workload onto fresh nodes under:
+//
+//	a  a policy/v1 PodDisruptionBudget, maxUnavailable 1 over all 24 pods
+//	b  a TopologyDisruptionBudget, maxUnavailable 1 per zone
+//	c  a TopologyDisruptionBudget, maxUnavailable 100% per zone and
+//	   maxDisruptedDomains 1 (one whole zone at a time)
+//	d  no budget at all (the floor, for reference)
+//
+// The operator runs as a local process for every case (its webhook sees
+// every eviction, so its latency is included uniformly). Each case gets its
+// own namespace and its own nodes (4 per zone, labelled with the case and
+// pinned by node affinity), one StatefulSet of 8 per zone (Parallel, spread
+// over hostnames). Once the pods are Ready and the budget is computed, 4 fresh
+// nodes per zone are added, then every old node is drained at once (one
+// `kubectl drain` process per node). The wall time runs from the start of the
+// drains until every drain has finished and all 24 pods are Ready again. An
+// independent kwokenv.Watcher measurement (Watcher.Unavailable, sampled every
+// 100 ms) gives the maximum unavailable pods per zone and overall, and the
+// maximum number of zones disrupted at once.
+//
+// It prints a table, the speed-ups a/b and a/c against their targets (2.5x
+// and 6x; a miss is printed, not fatal), and exits non-zero if a budget was
+// exceeded (a: more than 1 unavailable overall; b: more than 1 in a zone; c:
+// more than 1 zone disrupted at once), a drain failed, or kubectl reported an
+// eviction error that was not a 429. The cluster is torn down at the end
+// unless -keep.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/test/kwokenv"
+)
+
+const (
+	perZone      = 8
+	nodesPerZone = 4
+	nodePrefix   = "bench"
+	// caseLabel pins a case's pods to its own nodes.
+	caseLabel   = "bench.tdb.dev/case"
+	app         = "ingester"
+	budgetName  = "ingesters"
+	webhookPort = 29443
+	metricsPort = 28080
+	probePort   = 28081
+)
+
+var zones = []string{"zone-a", "zone-b", "zone-c"}
+
+// benchCase is one budget configuration.
+type benchCase struct {
+	id, title string
+	// pdb: a policy/v1 PDB; tdb: a TopologyDisruptionBudget spec; neither:
+	// no budget.
+	pdb *policyv1.PodDisruptionBudgetSpec
+	tdb *policyv1alpha1.TopologyDisruptionBudgetSpec
+	// wantAllowed is the budget's disruptionsAllowed once computed.
+	wantAllowed int32
+	// check names the budget's bound and says whether the run exceeded it.
+	bound    string
+	exceeded func(r *result) bool
+}
+
+func selector() *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}
+}
+
+func cases() []benchCase {
+	return []benchCase{
+		{
+			id: "a", title: "PDB maxUnavailable 1 (all pods)",
+			pdb:         &policyv1.PodDisruptionBudgetSpec{Selector: selector(), MaxUnavailable: ptr.To(intstr.FromInt32(1))},
+			wantAllowed: 1,
+			bound:       "overall <= 1",
+			exceeded:    func(r *result) bool { return r.maxOverall > 1 },
+		},
+		{
+			id: "b", title: "TDB maxUnavailable 1 per zone",
+			tdb: &policyv1alpha1.TopologyDisruptionBudgetSpec{Selector: selector(), TopologyKey: kwokenv.ZoneKey,
+				MaxUnavailable: ptr.To(intstr.FromInt32(1))},
+			wantAllowed: 3,
+			bound:       "each zone <= 1",
+			exceeded: func(r *result) bool {
+				for _, u := range r.maxPerZone {
+					if u > 1 {
+						return true
+					}
+				}
+				return false
+			},
+		},
+		{
+			id: "c", title: "TDB 100% per zone, maxDisruptedDomains 1",
+			tdb: &policyv1alpha1.TopologyDisruptionBudgetSpec{Selector: selector(), TopologyKey: kwokenv.ZoneKey,
+				MaxUnavailable: ptr.To(intstr.FromString("100%")), MaxDisruptedDomains: ptr.To[int32](1)},
+			wantAllowed: 3 * perZone,
+			bound:       "zones disrupted <= 1",
+			exceeded:    func(r *result) bool { return r.maxZones > 1 },
+		},
+		{
+			id: "d", title: "no budget (baseline)",
+			bound:    "-",
+			exceeded: func(*result) bool { return false },
+		},
+	}
+}
+
+// result is what one case measured.
+type result struct {
+	c benchCase
+	// wall: start of the drains until every drain finished and all pods are
+	// Ready; drains: until the last drain finished.
+	wall, drains time.Duration
+	maxPerZone   map[string]int
+	maxOverall   int
+	maxZones     int
+	samples      int
+	sampleErrs   int
+	refusals     int
+	refusalKinds map[string]int
+	non429       []string
+	evictions    int
+	failed       []string
+	notOnFresh   int
+	webhook      webhookStats
+	operatorOK   bool
+	err          error
+}
+
+func (r *result) exceeded() bool { return r.err == nil && r.c.exceeded(r) }
+
+func main() {
+	keep := flag.Bool("keep", false, "Keep the cluster at the end instead of tearing it down.")
+	name := flag.String("cluster", "tdb-bench", "Name of the local cluster.")
+	drainTimeout := flag.Duration("drain-timeout", 8*time.Minute, "kubectl drain --timeout of every drain.")
+	only := flag.String("cases", "abcd", "Cases to run, in order (subset of abcd).")
+	verbose := flag.Bool("v", false, "Print the unavailability timeline of each case (every refusal is in the drain logs).")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	code, err := run(ctx, *name, *keep, *drainTimeout, *only, *verbose)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "drainbench:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, name string, keep bool, drainTimeout time.Duration, only string, verbose bool) (int, error) {
+	var selected []benchCase
+	for _, bc := range cases() {
+		if strings.Contains(only, bc.id) {
+			selected = append(selected, bc)
+		}
+	}
+	if len(selected) == 0 {
+		return 2, fmt.Errorf("-cases %q selects no case (want letters of abcd)", only)
+	}
+	logDir, err := os.MkdirTemp("", "drainbench-")
+	if err != nil {
+		return 1, err
+	}
+
+	start := time.Now()
+	fmt.Printf(">> fresh local cluster %s (real kube-apiserver, controller-manager, scheduler v1.36.3; POD_READY_DELAY=2s)\n", name)
+	if err := (&kwokenv.Cluster{Name: name}).DownIfExists(); err != nil {
+		return 1, err
+	}
+	// No default nodes: every case adds its own, so cases never share one.
+	c, err := kwokenv.Up(name, "ZONES=3", "NODES_PER_ZONE=0", "POD_READY_DELAY=2s")
+	if err != nil {
+		return 1, err
+	}
+	defer func() {
+		if keep {
+			fmt.Printf("\nthe cluster is still up: export KUBECONFIG=%s\ntear it down with: make cluster-down CLUSTER_NAME=%s\n", c.Kubeconfig, name)
+			fmt.Printf("the operator is stopped and its webhook fails closed: evictions fail until it runs again on port %d, or until\n  KUBECONFIG=%s go run ./hack/localwebhook -remove\n", webhookPort, c.Kubeconfig)
+			return
+		}
+		fmt.Println(">> tearing the cluster down")
+		if err := c.Down(); err != nil {
+			fmt.Fprintln(os.Stderr, "tearing the cluster down:", err)
+		}
+	}()
+	if _, err := kwokenv.BuildManager(); err != nil {
+		return 1, err
+	}
+	opLog := filepath.Join(logDir, "operator.log")
+	op, err := kwokenv.StartOperator(c, kwokenv.OperatorOptions{
+		WebhookPort: webhookPort, MetricsPort: metricsPort, ProbePort: probePort, LogPath: opLog,
+	})
+	if err != nil {
+		return 1, err
+	}
+	defer op.Stop()
+	fmt.Printf("   operator running (webhook 127.0.0.1:%d, metrics :%d, probes :%d); logs in %s\n", webhookPort, metricsPort, probePort, logDir)
+
+	k8s, err := newClient(c.Kubeconfig)
+	if err != nil {
+		return 1, err
+	}
+	var results []*result
+	for _, bc := range selected {
+		if ctx.Err() != nil {
+			return 1, ctx.Err()
+		}
+		fmt.Printf("\n>> case %s: %s\n", bc.id, bc.title)
+		r := runCase(ctx, c, k8s, bc, drainTimeout, filepath.Join(logDir, "case-"+bc.id), verbose)
+		results = append(results, r)
+		if r.err != nil {
+			fmt.Printf("   case %s did not complete: %v\n", bc.id, r.err)
+		} else {
+			fmt.Printf("   done in %s (drains %s): max unavailable %s, overall %d, zones at once %d; %d refusals (429), %d non-429, %d drain(s) failed\n",
+				r.wall.Round(10*time.Millisecond), r.drains.Round(10*time.Millisecond), zoneList(r.maxPerZone), r.maxOverall, r.maxZones,
+				r.refusals, len(r.non429), len(r.failed))
+		}
+	}
+
+	code := report(results)
+	fmt.Printf("\ntotal %s; drain output, timelines and the operator log: %s\n", time.Since(start).Round(time.Second), logDir)
+	return code, nil
+}
+
+// runCase deploys the case's workload and budget on its own nodes, adds the
+// fresh nodes, drains the old ones at once and measures.
+func runCase(ctx context.Context, c *kwokenv.Cluster, k8s client.Client, bc benchCase, drainTimeout time.Duration, dir string, verbose bool) *result {
+	r := &result{c: bc, maxPerZone: map[string]int{}, refusalKinds: map[string]int{}}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		r.err = err
+		return r
+	}
+	ns := "bench-" + bc.id
+	nodeLabels := map[string]string{caseLabel: bc.id}
+
+	old, err := addNodes(ctx, c, nodeLabels)
+	if err != nil {
+		r.err = fmt.Errorf("adding the old nodes: %w", err)
+		return r
+	}
+	if err := deploy(ctx, k8s, ns, bc); err != nil {
+		r.err = err
+		return r
+	}
+	w := &kwokenv.Watcher{Client: k8s, NS: ns, Selector: labels.SelectorFromSet(labels.Set{"app": app}),
+		Expected: func(context.Context) (map[string]int, error) {
+			return map[string]int{"zone-a": perZone, "zone-b": perZone, "zone-c": perZone}, nil
+		}}
+	if err := waitReady(ctx, k8s, w, ns, bc); err != nil {
+		r.err = err
+		return r
+	}
+	spread, err := podsPerNode(ctx, k8s, ns)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	fmt.Printf("   24 pods Ready on %d old nodes (pods per node: %s); budget computed\n", len(old), spread)
+
+	fresh, err := addNodes(ctx, c, nodeLabels)
+	if err != nil {
+		r.err = fmt.Errorf("adding the fresh nodes: %w", err)
+		return r
+	}
+	fmt.Printf("   %d fresh nodes added; draining the %d old nodes at once\n", len(fresh), len(old))
+
+	before, _ := scrapeWebhook()
+	// The sampler: Watcher.Unavailable every 100 ms, from just before the
+	// drains until the end of the case.
+	sampleCtx, stopSampling := context.WithCancel(ctx)
+	sampled := make(chan struct{})
+	timeline := &strings.Builder{}
+	drainStart := time.Now()
+	go func() {
+		defer close(sampled)
+		sample(sampleCtx, w, r, drainStart, timeline)
+	}()
+
+	drainCtx, cancelDrains := context.WithTimeout(ctx, drainTimeout+time.Minute)
+	defer cancelDrains()
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	drainErrs := make([]error, len(old))
+	for i, node := range old {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out := &drainOutput{start: drainStart, node: node}
+			drainErrs[i] = drain(drainCtx, c, node, drainTimeout, out)
+			_ = os.WriteFile(filepath.Join(dir, "drain-"+node+".log"), []byte(out.log.String()), 0o644)
+			mu.Lock()
+			defer mu.Unlock()
+			r.refusals += out.refusals
+			for k, v := range out.kinds {
+				r.refusalKinds[k] += v
+			}
+			r.non429 = append(r.non429, out.non429...)
+			r.evictions += out.evicted
+		}()
+	}
+	wg.Wait()
+	r.drains = time.Since(drainStart)
+	for i, err := range drainErrs {
+		if err != nil {
+			r.failed = append(r.failed, fmt.Sprintf("%s: %v", old[i], err))
+		}
+	}
+
+	// Then until all 24 pods are Ready again (on any node).
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		u, err := w.Unavailable(ctx)
+		if err == nil && sum(u) == 0 {
+			r.wall = time.Since(drainStart)
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			r.wall = time.Since(drainStart)
+			r.err = errors.Join(fmt.Errorf("the pods were not all Ready again 3m after the drains ended (unavailable %v)", u), err)
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// One more sample at the end, then stop.
+	time.Sleep(200 * time.Millisecond)
+	stopSampling()
+	<-sampled
+	_ = os.WriteFile(filepath.Join(dir, "timeline.txt"), []byte(timeline.String()), 0o644)
+	if verbose {
+		fmt.Printf("   unavailability timeline (t, per zone a/b/c):\n%s", indent(timeline.String(), "     "))
+	}
+
+	after, err := scrapeWebhook()
+	if err == nil {
+		r.webhook = after.minus(before)
+	}
+	r.operatorOK = operatorReady()
+	if r.notOnFresh, err = podsNotOn(ctx, k8s, ns, fresh); err != nil && r.err == nil {
+		r.err = err
+	}
+	for _, f := range r.failed {
+		fmt.Printf("   drain failed: %s\n", f)
+	}
+	for _, l := range r.non429 {
+		fmt.Printf("   non-429 eviction error: %s\n", l)
+	}
+	if r.notOnFresh > 0 {
+		fmt.Printf("   warning: %d pod(s) are not on the fresh nodes\n", r.notOnFresh)
+	}
+	if !r.operatorOK {
+		fmt.Println("   warning: the operator's readiness probe does not answer OK")
+	}
+	return r
+}
+
+// addNodes adds nodesPerZone nodes in every zone (zones in parallel: the
+// numbering only collides within a zone) with the case's label.
+func addNodes(ctx context.Context, c *kwokenv.Cluster, nodeLabels map[string]string) ([]string, error) {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		all  []string
+		errs []error
+	)
+	for _, z := range zones {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			names, err := c.AddNodesWithPrefix(ctx, nodePrefix, z, nodesPerZone, nodeLabels)
+			mu.Lock()
+			defer mu.Unlock()
+			all = append(all, names...)
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}()
+	}
+	wg.Wait()
+	sort.Strings(all)
+	return all, errors.Join(errs...)
+}
+
+func newClient(kubeconfig string) (client.Client, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := policyv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+// deploy creates the namespace, one StatefulSet of 8 per zone pinned to the
+// case's nodes, and the case's budget.
+func deploy(ctx context.Context, k8s client.Client, ns string, bc benchCase) error {
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return fmt.Errorf("creating namespace %s (a fresh cluster is expected): %w", ns, err)
+	}
+	for _, z := range zones {
+		if err := k8s.Create(ctx, statefulSet(ns, z, bc.id)); err != nil {
+			return err
+		}
+	}
+	switch {
+	case bc.pdb != nil:
+		return k8s.Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: budgetName}, Spec: *bc.pdb})
+	case bc.tdb != nil:
+		return k8s.Create(ctx, &policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: budgetName}, Spec: *bc.tdb})
+	}
+	return nil
+}
+
+func statefulSet(ns, zone, caseID string) *appsv1.StatefulSet {
+	podLabels := map[string]string{"app": app, "zone": zone}
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app + "-" + zone},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:            ptr.To[int32](perZone),
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Selector:            &metav1.LabelSelector{MatchLabels: podLabels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{Name: app, Image: "ingester:bench"}},
+					Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+						RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+							MatchExpressions: []corev1.NodeSelectorRequirement{
+								{Key: kwokenv.ZoneKey, Operator: corev1.NodeSelectorOpIn, Values: []string{zone}},
+								{Key: caseLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{caseID}},
+							},
+						}}},
+					}},
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+						MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
+						LabelSelector: &metav1.LabelSelector{MatchLabels: podLabels},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// waitReady waits until the 24 pods are Ready and the budget is computed
+// for them.
+func waitReady(ctx context.Context, k8s client.Client, w *kwokenv.Watcher, ns string, bc benchCase) error {
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		u, err := w.Unavailable(ctx)
+		podsOK := err == nil && sum(u) == 0
+		budgetOK, state := budgetComputed(ctx, k8s, ns, bc)
+		if podsOK && budgetOK {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return errors.Join(fmt.Errorf("case %s: pods not Ready or budget not computed within 3m (unavailable %v; budget %s)", bc.id, u, state), err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func budgetComputed(ctx context.Context, k8s client.Client, ns string, bc benchCase) (bool, string) {
+	key := client.ObjectKey{Namespace: ns, Name: budgetName}
+	switch {
+	case bc.pdb != nil:
+		var p policyv1.PodDisruptionBudget
+		if err := k8s.Get(ctx, key, &p); err != nil {
+			return false, err.Error()
+		}
+		s := p.Status
+		return s.ObservedGeneration >= p.Generation && s.ExpectedPods == 3*perZone && s.CurrentHealthy == 3*perZone && s.DisruptionsAllowed == bc.wantAllowed,
+			fmt.Sprintf("expected %d healthy %d allowed %d", s.ExpectedPods, s.CurrentHealthy, s.DisruptionsAllowed)
+	case bc.tdb != nil:
+		var t policyv1alpha1.TopologyDisruptionBudget
+		if err := k8s.Get(ctx, key, &t); err != nil {
+			return false, err.Error()
+		}
+		s := t.Status
+		return s.ObservedGeneration >= t.Generation && s.ExpectedPods == 3*perZone && s.CurrentHealthy == 3*perZone && s.DisruptionsAllowed == bc.wantAllowed,
+			fmt.Sprintf("expected %d healthy %d allowed %d (want %d)", s.ExpectedPods, s.CurrentHealthy, s.DisruptionsAllowed, bc.wantAllowed)
+	}
+	return true, "none"
+}
+
+// sample records the worst unavailability every 100 ms, and the timeline of
+// its changes.
+func sample(ctx context.Context, w *kwokenv.Watcher, r *result, start time.Time, timeline *strings.Builder) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	last := ""
+	for {
+		u, err := w.Unavailable(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.sampleErrs++
+			}
+		} else {
+			r.samples++
+			disrupted := 0
+			for z, n := range u {
+				r.maxPerZone[z] = max(r.maxPerZone[z], n)
+				if n > 0 {
+					disrupted++
+				}
+			}
+			r.maxOverall = max(r.maxOverall, sum(u))
+			r.maxZones = max(r.maxZones, disrupted)
+			if cur := fmt.Sprintf("%d/%d/%d", u["zone-a"], u["zone-b"], u["zone-c"]); cur != last {
+				fmt.Fprintf(timeline, "%7.2fs  %s\n", time.Since(start).Seconds(), cur)
+				last = cur
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// drainOutput collects what one kubectl drain printed.
+type drainOutput struct {
+	start    time.Time
+	node     string
+	mu       sync.Mutex
+	log      strings.Builder
+	refusals int
+	kinds    map[string]int
+	non429   []string
+	evicted  int
+}
+
+func (o *drainOutput) line(stream, l string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	fmt.Fprintf(&o.log, "%7.2fs %s %s\n", time.Since(o.start).Seconds(), stream, l)
+	switch {
+	case strings.Contains(l, "error when evicting") && strings.Contains(l, "from terminating namespace"):
+		// Retried by kubectl, but a 403, not a 429.
+		o.non429 = append(o.non429, o.node+": "+l)
+	case strings.Contains(l, "will retry after"):
+		// kubectl retries exactly the 429s (apierrors.IsTooManyRequests).
+		o.refusals++
+		if o.kinds == nil {
+			o.kinds = map[string]int{}
+		}
+		o.kinds[refusalKind(l)]++
+	case strings.Contains(l, "error when evicting"):
+		o.non429 = append(o.non429, o.node+": "+l)
+	case stream == "out" && strings.HasSuffix(l, " evicted"):
+		o.evicted++
+	}
+}
+
+// refusalKind classifies a 429 by its message.
+func refusalKind(l string) string {
+	switch {
+	case strings.Contains(l, "violate the pod's disruption budget"):
+		return "PDB"
+	case strings.Contains(l, "maxDisruptedDomains is"):
+		return "TDB:MaxDisruptedDomains"
+	case strings.Contains(l, "healthy pods, needs"):
+		return "TDB:InsufficientPods"
+	case strings.Contains(l, "cannot decide the eviction"):
+		return "TDB:Unavailable"
+	case strings.Contains(l, "too many concurrent evictions"):
+		return "TDB:Contended"
+	case strings.Contains(l, "is not in the budget's status yet"):
+		return "TDB:UnknownDomain"
+	case strings.Contains(l, "status is being updated"):
+		return "TDB:StaleStatus"
+	case strings.Contains(l, "topology disruption budget"):
+		return "TDB:other"
+	}
+	return "other"
+}
+
+// lineWriter calls f for every line written to it.
+type lineWriter struct {
+	f   func(string)
+	buf []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := strings.IndexByte(string(w.buf), '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.f(string(w.buf[:i]))
+		w.buf = w.buf[i+1:]
+	}
+}
+
+func (w *lineWriter) flush() {
+	if len(w.buf) > 0 {
+		w.f(string(w.buf))
+		w.buf = nil
+	}
+}
+
+// drain runs one kubectl drain of node to the end.
+func drain(ctx context.Context, c *kwokenv.Cluster, node string, timeout time.Duration, out *drainOutput) error {
+	cmd := c.Kubectl(ctx, "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout="+timeout.String())
+	stdout := &lineWriter{f: func(l string) { out.line("out", l) }}
+	stderr := &lineWriter{f: func(l string) { out.line("err", l) }}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	stdout.flush()
+	stderr.flush()
+	if err != nil {
+		out.mu.Lock()
+		defer out.mu.Unlock()
+		var tail []string
+		for _, l := range strings.Split(strings.TrimSpace(out.log.String()), "\n") {
+			if strings.Contains(l, " err ") && !strings.Contains(l, "will retry after") {
+				tail = append(tail, l)
+			}
+		}
+		if len(tail) > 3 {
+			tail = tail[len(tail)-3:]
+		}
+		return fmt.Errorf("%w: %s", err, strings.Join(tail, "; "))
+	}
+	return nil
+}
+
+func podsPerNode(ctx context.Context, k8s client.Client, ns string) (string, error) {
+	var pods corev1.PodList
+	if err := k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": app}); err != nil {
+		return "", err
+	}
+	perNode := map[string]int{}
+	for _, p := range pods.Items {
+		perNode[p.Spec.NodeName]++
+	}
+	hist := map[int]int{}
+	for _, n := range perNode {
+		hist[n]++
+	}
+	var counts []int
+	for n := range hist {
+		counts = append(counts, n)
+	}
+	sort.Ints(counts)
+	var parts []string
+	for _, n := range counts {
+		parts = append(parts, fmt.Sprintf("%d nodes x %d", hist[n], n))
+	}
+	return strings.Join(parts, ", "), nil
+}
+
+func podsNotOn(ctx context.Context, k8s client.Client, ns string, nodes []string) (int, error) {
+	var pods corev1.PodList
+	if err := k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": app}); err != nil {
+		return 0, err
+	}
+	in := map[string]bool{}
+	for _, n := range nodes {
+		in[n] = true
+	}
+	n := 0
+	for _, p := range pods.Items {
+		if !in[p.Spec.NodeName] {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// webhookStats are the operator's eviction decisions over one case, from its
+// metrics.
+type webhookStats struct {
+	decisions map[string]float64
+	// latency by decision (allowed, refused, error).
+	latency map[string]*histogram
+}
+
+type histogram struct {
+	count, seconds float64
+	// buckets: cumulative counts by upper bound.
+	buckets map[float64]float64
+}
+
+func (s webhookStats) minus(o webhookStats) webhookStats {
+	out := webhookStats{decisions: map[string]float64{}, latency: map[string]*histogram{}}
+	for k, v := range s.decisions {
+		if d := v - o.decisions[k]; d != 0 {
+			out.decisions[k] = d
+		}
+	}
+	for k, h := range s.latency {
+		prev := o.latency[k]
+		if prev == nil {
+			prev = &histogram{}
+		}
+		d := &histogram{count: h.count - prev.count, seconds: h.seconds - prev.seconds, buckets: map[float64]float64{}}
+		for le, v := range h.buckets {
+			d.buckets[le] = v - prev.buckets[le]
+		}
+		if d.count > 0 {
+			out.latency[k] = d
+		}
+	}
+	return out
+}
+
+// String gives the mean and a p99 upper bound per decision.
+func (s webhookStats) String() string {
+	keys := make([]string, 0, len(s.latency))
+	for k := range s.latency {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		h := s.latency[k]
+		parts = append(parts, fmt.Sprintf("%s n=%d mean %s p99 %s", k, int(h.count),
+			time.Duration(h.seconds/h.count*float64(time.Second)).Round(10*time.Microsecond), h.p99()))
+	}
+	if len(parts) == 0 {
+		return "no decisions"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (h *histogram) p99() string {
+	var les []float64
+	for le := range h.buckets {
+		les = append(les, le)
+	}
+	sort.Float64s(les)
+	for _, le := range les {
+		if math.IsInf(le, 1) {
+			break
+		}
+		if h.buckets[le] >= 0.99*h.count {
+			return "<=" + time.Duration(le*float64(time.Second)).String()
+		}
+	}
+	return ">10s"
+}
+
+// scrapeWebhook reads the decision counters and latency histogram (summed
+// over decisions) from the operator's metrics endpoint.
+func scrapeWebhook() (webhookStats, error) {
+	s := webhookStats{decisions: map[string]float64{}, latency: map[string]*histogram{}}
+	hist := func(series string) *histogram {
+		k := labelValue(series, "decision")
+		if s.latency[k] == nil {
+			s.latency[k] = &histogram{buckets: map[float64]float64{}}
+		}
+		return s.latency[k]
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)) //nolint:noctx // local
+	if err != nil {
+		return s, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		sp := strings.LastIndexByte(l, ' ')
+		if sp < 0 || strings.HasPrefix(l, "#") {
+			continue
+		}
+		v, err := strconv.ParseFloat(l[sp+1:], 64)
+		if err != nil {
+			continue
+		}
+		series := l[:sp]
+		switch {
+		case strings.HasPrefix(series, "tdb_eviction_decisions_total{"):
+			s.decisions[labelValue(series, "decision")+"/"+labelValue(series, "reason")] += v
+		case strings.HasPrefix(series, "tdb_eviction_decision_duration_seconds_count{"):
+			hist(series).count += v
+		case strings.HasPrefix(series, "tdb_eviction_decision_duration_seconds_sum{"):
+			hist(series).seconds += v
+		case strings.HasPrefix(series, "tdb_eviction_decision_duration_seconds_bucket{"):
+			if f, err := strconv.ParseFloat(labelValue(series, "le"), 64); err == nil {
+				hist(series).buckets[f] += v
+			}
+		}
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return s, sc.Err()
+}
+
+func labelValue(series, name string) string {
+	i := strings.Index(series, name+"=\"")
+	if i < 0 {
+		return ""
+	}
+	rest := series[i+len(name)+2:]
+	if j := strings.IndexByte(rest, '"'); j >= 0 {
+		return rest[:j]
+	}
+	return rest
+}
+
+func operatorReady() bool {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort)) //nolint:noctx // local
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// report prints the table, the ratios and the verdicts, and returns the exit
+// code.
+func report(results []*result) int {
+	fmt.Println("\n== results")
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "CASE\tBUDGET\tWALL\tDRAINS\tMAX UNAVAIL a/b/c\tOVERALL\tZONES\tREFUSALS(429)\tNON-429\tDRAIN FAILED\tEVICTED\tBOUND\tEXCEEDED")
+	byID := map[string]*result{}
+	code := 0
+	for _, r := range results {
+		byID[r.c.id] = r
+		if r.err != nil {
+			_, _ = fmt.Fprintf(tw, "%s\t%s\terror: %v\n", r.c.id, r.c.title, r.err)
+			code = 1
+			continue
+		}
+		exceeded := "no"
+		if r.c.bound == "-" {
+			exceeded = "-"
+		}
+		if r.exceeded() {
+			exceeded = "YES"
+			code = 1
+		}
+		if len(r.failed) > 0 || len(r.non429) > 0 {
+			code = 1
+		}
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%.1fs\t%.1fs\t%d/%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n",
+			r.c.id, r.c.title, r.wall.Seconds(), r.drains.Seconds(),
+			r.maxPerZone["zone-a"], r.maxPerZone["zone-b"], r.maxPerZone["zone-c"], r.maxOverall, r.maxZones,
+			r.refusals, len(r.non429), len(r.failed), r.evictions, r.c.bound, exceeded)
+	}
+	_ = tw.Flush()
+
+	fmt.Println("\nrefusals by kind, webhook decisions (operator metrics) and watcher samples:")
+	for _, r := range results {
+		if r.err != nil {
+			continue
+		}
+		fmt.Printf("  %s: kubectl refusals: %s\n     webhook decisions: %s\n     webhook latency: %s\n     watcher: %d samples, %d errors\n",
+			r.c.id, kinds(r.refusalKinds), kindsF(r.webhook.decisions), r.webhook, r.samples, r.sampleErrs)
+	}
+
+	fmt.Println()
+	ratio := func(num, den, target string, want float64) {
+		a, b := byID[num], byID[den]
+		if a == nil || b == nil || a.err != nil || b.err != nil || b.wall <= 0 {
+			fmt.Printf("%s/%s: n/a\n", num, den)
+			return
+		}
+		got := a.wall.Seconds() / b.wall.Seconds()
+		verdict := "MET"
+		if got < want {
+			verdict = "MISS"
+		}
+		fmt.Printf("%s/%s = %.1fs / %.1fs = %.2fx (target >= %s): %s\n", num, den, a.wall.Seconds(), b.wall.Seconds(), got, target, verdict)
+	}
+	ratio("a", "b", "2.5x", 2.5)
+	ratio("a", "c", "6x", 6)
+
+	fmt.Println()
+	ok := true
+	for _, r := range results {
+		switch {
+		case r.err != nil:
+			ok = false
+			fmt.Printf("case %s: ERROR: %v\n", r.c.id, r.err)
+		case r.exceeded():
+			ok = false
+			fmt.Printf("case %s: BUDGET EXCEEDED (%s): max unavailable %s, overall %d, zones at once %d\n",
+				r.c.id, r.c.bound, zoneList(r.maxPerZone), r.maxOverall, r.maxZones)
+		}
+		if len(r.failed) > 0 {
+			ok = false
+			fmt.Printf("case %s: %d drain(s) FAILED\n", r.c.id, len(r.failed))
+		}
+		if len(r.non429) > 0 {
+			ok = false
+			fmt.Printf("case %s: %d NON-429 eviction error(s)\n", r.c.id, len(r.non429))
+		}
+	}
+	if ok {
+		fmt.Println("every budget held, every drain succeeded, every refusal was a 429")
+	}
+	return code
+}
+
+func kinds(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func kindsF(m map[string]float64) string {
+	n := map[string]int{}
+	for k, v := range m {
+		n[k] = int(v)
+	}
+	return kinds(n)
+}
+
+func zoneList(m map[string]int) string {
+	return fmt.Sprintf("a=%d b=%d c=%d", m["zone-a"], m["zone-b"], m["zone-c"])
+}
+
+func sum(m map[string]int) int {
+	s := 0
+	for _, v := range m {
+		s += v
+	}
+	return s
+}
+
+func indent(s, prefix string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if l != "" {
+			b.WriteString(prefix + l)
+		}
+	}
+	return b.String()
+}
