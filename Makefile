@@ -44,6 +44,7 @@ vet: ## go vet every package, integration ones included.
 	go vet ./...
 	go vet -tags integration ./test/...
 	go vet -tags perf,integration ./test/perf/
+	go vet -tags e2e ./test/e2e/
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (pinned).
@@ -57,7 +58,7 @@ verify: generate manifests ## Fail when generated files or formatting are stale.
 
 ##@ Test
 .PHONY: test
-test: verify vet test-unit test-integration ## The whole suite: unit (with a short fuzz run) and integration.
+test: verify vet test-unit test-integration test-e2e ## The whole suite: unit (with a short fuzz run), integration (envtest) and e2e (local kwok cluster).
 
 .PHONY: test-unit
 test-unit: ## Pure unit tests, plus a short run of the budget fuzzer.
@@ -68,6 +69,10 @@ test-unit: ## Pure unit tests, plus a short run of the budget fuzzer.
 test-integration: k8s-binaries ## envtest suites against a real kube-apiserver and etcd.
 	KUBEBUILDER_ASSETS="$$(hack/build-k8s-binaries.sh kube-apiserver etcd | tail -1)" \
 		go test $(GO_TEST_FLAGS) -tags integration -timeout 30m $(INTEGRATION_PKGS) -ginkgo.v
+
+.PHONY: test-e2e
+test-e2e: cluster-binaries ## End-to-end suite on a fresh local kwok cluster (tdb-e2e, real control plane, concurrent kubectl drains, ports 19443/18080/18081); about 7 minutes.
+	go test -tags e2e -count=1 -timeout 40m ./test/e2e/ -ginkgo.v
 
 .PHONY: bench
 bench: ## Benchmarks of the budget engine.

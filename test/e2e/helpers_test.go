@@ -1,0 +1,663 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/test/kwokenv"
+)
+
+const (
+	zoneKey = kwokenv.ZoneKey
+	// poolLabel pins a spec's workload to the nodes the spec added.
+	poolLabel = "e2e.tdb.dev/pool"
+	// readyDelayAnnotation overrides the cluster's pod start-up delay for
+	// one pod (hack/cluster/stages/pod-running.yaml).
+	readyDelayAnnotation = "tdb.dev/ready-delay"
+)
+
+var zones = []string{"zone-a", "zone-b", "zone-c"}
+
+// ---------------------------------------------------------------------------
+// fixture: a namespace and nodes of one spec
+
+type fixture struct {
+	// name is the node prefix and pool label value; the namespace is e2e-<name>.
+	name, ns string
+
+	mu       sync.Mutex
+	nodes    map[string][]string // zone -> nodes this spec added
+	samplers []*sampler
+}
+
+// newFixture makes the spec's namespace and nodesPerZone fresh nodes in each
+// zone, and registers their removal.
+func newFixture(ctx context.Context, name string, nodesPerZone int) *fixture {
+	f := &fixture{name: name, ns: "e2e-" + name, nodes: map[string][]string{}}
+	DeferCleanup(f.cleanup, NodeTimeout(3*time.Minute))
+	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}})).To(Succeed())
+	// Pods are refused until the namespace's default ServiceAccount exists.
+	Eventually(ctx, func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "default"}, &corev1.ServiceAccount{})
+	}).Should(Succeed())
+	f.addNodes(ctx, nodesPerZone)
+	return f
+}
+
+// addNodes adds n labelled nodes in every zone, the zones in parallel, and
+// returns them by zone.
+func (f *fixture) addNodes(ctx context.Context, n int) map[string][]string {
+	added := map[string][]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, len(zones))
+	for i, z := range zones {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			names, err := cluster.AddNodesWithPrefix(ctx, f.name, z, n, map[string]string{poolLabel: f.name})
+			mu.Lock()
+			added[z] = names
+			mu.Unlock()
+			f.mu.Lock()
+			f.nodes[z] = append(f.nodes[z], names...)
+			f.mu.Unlock()
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	Expect(errors.Join(errs...)).NotTo(HaveOccurred())
+	return added
+}
+
+func (f *fixture) allNodes() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, z := range zones {
+		out = append(out, f.nodes[z]...)
+	}
+	return out
+}
+
+// cleanup stops the spec's watchers, deletes its namespace (and waits for
+// its pods to be gone) and then its nodes.
+func (f *fixture) cleanup(ctx SpecContext) {
+	for _, s := range f.samplers {
+		s.Stop()
+	}
+	err := k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		Fail(fmt.Sprintf("deleting namespace %s: %v", f.ns, err))
+	}
+	Eventually(ctx, func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Name: f.ns}, &corev1.Namespace{}))
+	}).WithTimeout(2*time.Minute).Should(BeTrue(), "namespace %s is not gone", f.ns)
+	for _, n := range f.allNodes() {
+		err := k8s.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			Fail(fmt.Sprintf("deleting node %s: %v", n, err))
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// workloads
+
+// statefulSet is one zone's StatefulSet of app: Parallel pod management,
+// pinned to the zone and to the spec's nodes, spread over hostnames.
+func (f *fixture) statefulSet(app, zone string, replicas int32, annotations map[string]string) *appsv1.StatefulSet {
+	lbls := map[string]string{"app": app, "zone": zone}
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: app + "-" + zone, Labels: lbls},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:            ptr.To(replicas),
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Selector:            &metav1.LabelSelector{MatchLabels: lbls},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: lbls, Annotations: annotations},
+				Spec:       f.podSpec(app, lbls, zone),
+			},
+		},
+	}
+}
+
+// podSpec pins pods to the spec's nodes (and to zone unless empty) and
+// spreads them over hostnames (and zones when zone is empty).
+func (f *fixture) podSpec(app string, spreadLabels map[string]string, zone string) corev1.PodSpec {
+	reqs := []corev1.NodeSelectorRequirement{{Key: poolLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{f.name}}}
+	spread := []corev1.TopologySpreadConstraint{{
+		MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: spreadLabels},
+	}}
+	if zone != "" {
+		reqs = append(reqs, corev1.NodeSelectorRequirement{Key: zoneKey, Operator: corev1.NodeSelectorOpIn, Values: []string{zone}})
+	} else {
+		spread = append(spread, corev1.TopologySpreadConstraint{
+			MaxSkew: 1, TopologyKey: zoneKey, WhenUnsatisfiable: corev1.DoNotSchedule,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: spreadLabels},
+		})
+	}
+	return corev1.PodSpec{
+		Containers: []corev1.Container{{Name: app, Image: app + ":e2e"}},
+		Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: reqs}},
+			},
+		}},
+		TopologySpreadConstraints: spread,
+	}
+}
+
+// createStatefulSets creates one StatefulSet of app per zone.
+func (f *fixture) createStatefulSets(ctx context.Context, app string, perZone int32, annotations map[string]string) {
+	for _, z := range zones {
+		Expect(k8s.Create(ctx, f.statefulSet(app, z, perZone, annotations))).To(Succeed())
+	}
+}
+
+// deployment is a Deployment of app spread evenly over the zones and the
+// spec's nodes.
+func (f *fixture) deployment(app string, replicas int32) *appsv1.Deployment {
+	lbls := map[string]string{"app": app}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: app},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: lbls},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: lbls},
+				Spec:       f.podSpec(app, lbls, ""),
+			},
+		},
+	}
+}
+
+// scaleStatefulSet sets a StatefulSet's replicas.
+func (f *fixture) scaleStatefulSet(ctx context.Context, name string, replicas int32) {
+	var sts appsv1.StatefulSet
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &sts)).To(Succeed())
+	patch := client.MergeFrom(sts.DeepCopy())
+	sts.Spec.Replicas = ptr.To(replicas)
+	Expect(k8s.Patch(ctx, &sts, patch)).To(Succeed())
+}
+
+// pods lists app's pods.
+func (f *fixture) pods(ctx context.Context, app string) []corev1.Pod {
+	var pods corev1.PodList
+	Expect(k8s.List(ctx, &pods, client.InNamespace(f.ns), client.MatchingLabels{"app": app})).To(Succeed())
+	return pods.Items
+}
+
+func isReady(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// waitPodsReady waits until app has exactly n pods, all Ready, none on the
+// given nodes.
+func (f *fixture) waitPodsReady(ctx context.Context, app string, n int, notOn ...string) {
+	avoid := map[string]bool{}
+	for _, node := range notOn {
+		avoid[node] = true
+	}
+	Eventually(ctx, func(g Gomega) {
+		pods := f.pods(ctx, app)
+		ready := 0
+		for i := range pods {
+			p := &pods[i]
+			g.Expect(avoid[p.Spec.NodeName]).To(BeFalse(), "pod %s is on drained node %s", p.Name, p.Spec.NodeName)
+			if isReady(p) {
+				ready++
+			}
+		}
+		g.Expect(len(pods)).To(Equal(n), "pods of %s", app)
+		g.Expect(ready).To(Equal(n), "Ready pods of %s", app)
+	}).WithTimeout(3 * time.Minute).Should(Succeed())
+}
+
+// podsByNode maps node -> app's pods on it (not being deleted).
+func (f *fixture) podsByNode(ctx context.Context, app string) map[string][]string {
+	out := map[string][]string{}
+	for _, p := range f.pods(ctx, app) {
+		if p.DeletionTimestamp == nil && p.Spec.NodeName != "" {
+			out[p.Spec.NodeName] = append(out[p.Spec.NodeName], p.Name)
+		}
+	}
+	return out
+}
+
+// busiestNode is the node of zone (among the spec's) holding most of app's pods.
+func (f *fixture) busiestNode(ctx context.Context, app, zone string) (string, []string) {
+	byNode := f.podsByNode(ctx, app)
+	f.mu.Lock()
+	candidates := append([]string(nil), f.nodes[zone]...)
+	f.mu.Unlock()
+	best := ""
+	for _, n := range candidates {
+		if best == "" || len(byNode[n]) > len(byNode[best]) {
+			best = n
+		}
+	}
+	Expect(byNode[best]).NotTo(BeEmpty(), "no pod of %s in %s", app, zone)
+	return best, byNode[best]
+}
+
+// ---------------------------------------------------------------------------
+// budgets
+
+func tdbSpec(app string) policyv1alpha1.TopologyDisruptionBudgetSpec {
+	return policyv1alpha1.TopologyDisruptionBudgetSpec{
+		Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+		MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+	}
+}
+
+func (f *fixture) createTDB(ctx context.Context, name string, spec policyv1alpha1.TopologyDisruptionBudgetSpec) {
+	tdb := &policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name}, Spec: spec}
+	Expect(k8s.Create(ctx, tdb)).To(Succeed())
+}
+
+func (f *fixture) getTDB(ctx context.Context, name string) *policyv1alpha1.TopologyDisruptionBudget {
+	var tdb policyv1alpha1.TopologyDisruptionBudget
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &tdb)).To(Succeed())
+	return &tdb
+}
+
+// tdbWant is what a budget's status should show.
+type tdbWant struct {
+	Expected, Healthy, Allowed int32
+	// Domains, when set, are the domains' names in status order.
+	Domains []string
+}
+
+// waitTDB waits until the budget's status is current and shows want, with
+// no eviction record left.
+func (f *fixture) waitTDB(ctx context.Context, name string, want tdbWant) *policyv1alpha1.TopologyDisruptionBudget {
+	var last *policyv1alpha1.TopologyDisruptionBudget
+	Eventually(ctx, func(g Gomega) {
+		var tdb policyv1alpha1.TopologyDisruptionBudget
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &tdb)).To(Succeed())
+		last = &tdb
+		st := tdb.Status
+		g.Expect(st.ObservedGeneration).To(Equal(tdb.Generation), "observedGeneration; %s", fmtTDB(&tdb))
+		g.Expect([]int32{st.ExpectedPods, st.CurrentHealthy, st.DisruptionsAllowed}).
+			To(Equal([]int32{want.Expected, want.Healthy, want.Allowed}), "expected/healthy/allowed; %s", fmtTDB(&tdb))
+		g.Expect(st.DisruptedPods).To(BeEmpty(), "eviction records; %s", fmtTDB(&tdb))
+		if want.Domains != nil {
+			var names []string
+			for _, d := range st.Domains {
+				names = append(names, d.Name)
+			}
+			g.Expect(names).To(Equal(want.Domains), "domains; %s", fmtTDB(&tdb))
+		}
+	}).WithTimeout(2 * time.Minute).Should(Succeed())
+	return last
+}
+
+// fmtTDB is a budget's status on one line, for failure messages and logs.
+func fmtTDB(tdb *policyv1alpha1.TopologyDisruptionBudget) string {
+	st := tdb.Status
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%s gen=%d observed=%d rv=%s expected=%d healthy=%d allowed=%d domains=[",
+		tdb.Namespace, tdb.Name, tdb.Generation, st.ObservedGeneration, tdb.ResourceVersion, st.ExpectedPods, st.CurrentHealthy, st.DisruptionsAllowed)
+	for i, d := range st.Domains {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "%s:%d/%d,desired=%d,allowed=%d", d.Name, d.CurrentHealthy, d.ExpectedPods, d.DesiredHealthy, d.DisruptionsAllowed)
+	}
+	b.WriteString("] records=[")
+	for i, r := range st.DisruptedPods {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "%s@%s", r.Name, r.Domain)
+	}
+	b.WriteString("]")
+	if c := meta.FindStatusCondition(st.Conditions, policyv1alpha1.ConditionDisruptionAllowed); c != nil {
+		fmt.Fprintf(&b, " %s=%s/%s", c.Type, c.Status, c.Reason)
+	}
+	return b.String()
+}
+
+func (f *fixture) createPDB(ctx context.Context, name, app string, maxUnavailable int32) {
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+			MaxUnavailable: ptr.To(intstr.FromInt32(maxUnavailable)),
+		},
+	}
+	Expect(k8s.Create(ctx, pdb)).To(Succeed())
+}
+
+func (f *fixture) getPDB(ctx context.Context, name string) *policyv1.PodDisruptionBudget {
+	var pdb policyv1.PodDisruptionBudget
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &pdb)).To(Succeed())
+	return &pdb
+}
+
+// evict calls the Eviction API for one pod, as kubectl drain does.
+func (f *fixture) evict(ctx context.Context, pod string) error {
+	return cs.PolicyV1().Evictions(f.ns).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: pod}})
+}
+
+// ---------------------------------------------------------------------------
+// kubectl drain
+
+type drainResult struct {
+	Node    string
+	Output  string
+	Err     error
+	Elapsed time.Duration
+}
+
+// Refusals counts the evictions kubectl drain was refused with 429 and
+// retried (it retries nothing else).
+func (r drainResult) Refusals() int { return strings.Count(r.Output, "will retry after") }
+
+func (r drainResult) String() string {
+	status := "ok"
+	if r.Err != nil {
+		status = r.Err.Error()
+	}
+	return fmt.Sprintf("drain %s: %s after %s, %d refusal(s) retried\n%s", r.Node, status, r.Elapsed.Round(100*time.Millisecond), r.Refusals(), indent(r.Output))
+}
+
+func indent(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return ""
+	}
+	return "    | " + strings.ReplaceAll(s, "\n", "\n    | ")
+}
+
+// drain runs `kubectl drain NODE` with a global timeout and extra flags.
+func drain(ctx context.Context, node string, timeout time.Duration, extra ...string) drainResult {
+	args := append([]string{"drain", node, "--ignore-daemonsets", "--delete-emptydir-data",
+		"--timeout=" + timeout.String()}, extra...)
+	start := time.Now()
+	out, err := cluster.Kubectl(ctx, args...).CombinedOutput()
+	r := drainResult{Node: node, Output: string(out), Err: err, Elapsed: time.Since(start)}
+	GinkgoWriter.Println(r.String())
+	return r
+}
+
+// startDrains starts one kubectl drain process per node at once; the
+// results arrive on the channel, in completion order.
+func startDrains(ctx context.Context, nodes []string, timeout time.Duration) <-chan drainResult {
+	ch := make(chan drainResult, len(nodes))
+	for _, n := range nodes {
+		go func() { ch <- drain(ctx, n, timeout) }()
+	}
+	return ch
+}
+
+// collect waits for n results, at most within.
+func collect(ch <-chan drainResult, n int, within time.Duration) []drainResult {
+	var out []drainResult
+	deadline := time.After(within)
+	for len(out) < n {
+		select {
+		case r := <-ch:
+			out = append(out, r)
+		case <-deadline:
+			Fail(fmt.Sprintf("only %d of %d kubectl drain processes ended within %s", len(out), n, within))
+		}
+	}
+	return out
+}
+
+// expectDrained asserts every drain succeeded.
+func expectDrained(results []drainResult) (refusals int) {
+	for _, r := range results {
+		Expect(r.Err).NotTo(HaveOccurred(), "%s", r)
+		refusals += r.Refusals()
+	}
+	return refusals
+}
+
+// ---------------------------------------------------------------------------
+// the watcher
+
+// sampler takes an independent measurement of each zone's unavailable pods
+// (by default a kwokenv.Watcher's: the zone's expected pods minus its Ready,
+// not-deleting pods) every 100 ms and keeps
+// the worst per zone, the most zones disrupted at once and the largest sum
+// over zones, with the samples that set each new worst as evidence.
+type sampler struct {
+	measure func(ctx context.Context) (map[string]int, error)
+	cancel  context.CancelFunc
+	done    chan struct{}
+	start   time.Time
+
+	mu       sync.Mutex
+	rep      watchReport
+	stopOnce sync.Once
+}
+
+type watchReport struct {
+	MaxZone           map[string]int
+	MaxDisruptedZones int
+	MaxTotal          int
+	Samples, Errors   int
+	// Evidence lists the samples that raised a maximum.
+	Evidence []string
+}
+
+func (r watchReport) String() string {
+	zs := make([]string, 0, len(r.MaxZone))
+	for z := range r.MaxZone {
+		zs = append(zs, z)
+	}
+	sort.Strings(zs)
+	var b strings.Builder
+	b.WriteString("max unavailable per zone:")
+	for _, z := range zs {
+		fmt.Fprintf(&b, " %s=%d", z, r.MaxZone[z])
+	}
+	fmt.Fprintf(&b, "; max zones disrupted at once: %d; max unavailable in total: %d (%d samples, %d errors)",
+		r.MaxDisruptedZones, r.MaxTotal, r.Samples, r.Errors)
+	for _, e := range r.Evidence {
+		b.WriteString("\n    " + e)
+	}
+	return b.String()
+}
+
+// watch starts sampling app's pods; expected gives each zone's expected pods.
+func (f *fixture) watch(app string, expected func(ctx context.Context) (map[string]int, error)) *sampler {
+	w := &kwokenv.Watcher{Client: k8s, NS: f.ns, Selector: labels.SelectorFromSet(labels.Set{"app": app}), Expected: expected}
+	return f.watchWith(w.Unavailable)
+}
+
+// watchWith starts sampling with another measurement of each zone's
+// unavailable pods.
+func (f *fixture) watchWith(measure func(ctx context.Context) (map[string]int, error)) *sampler {
+	ctx, cancel := context.WithCancel(background())
+	s := &sampler{
+		measure: measure,
+		cancel:  cancel, done: make(chan struct{}), start: time.Now(),
+		rep: watchReport{MaxZone: map[string]int{}},
+	}
+	f.samplers = append(f.samplers, s)
+	go s.run(ctx)
+	return s
+}
+
+func (s *sampler) run(ctx context.Context) {
+	defer close(s.done)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		u, err := s.measure(ctx)
+		s.record(u, err, ctx.Err() != nil)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *sampler) record(u map[string]int, err error, cancelled bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		if !cancelled {
+			s.rep.Errors++
+		}
+		return
+	}
+	s.rep.Samples++
+	total, disrupted, raised := 0, 0, false
+	for z, n := range u {
+		total += n
+		if n > 0 {
+			disrupted++
+		}
+		if n > s.rep.MaxZone[z] {
+			raised = true
+		}
+		if _, ok := s.rep.MaxZone[z]; !ok || n > s.rep.MaxZone[z] {
+			s.rep.MaxZone[z] = n
+		}
+	}
+	if disrupted > s.rep.MaxDisruptedZones {
+		s.rep.MaxDisruptedZones, raised = disrupted, true
+	}
+	if total > s.rep.MaxTotal {
+		s.rep.MaxTotal, raised = total, true
+	}
+	if raised && len(s.rep.Evidence) < 20 {
+		zs := make([]string, 0, len(u))
+		for z := range u {
+			zs = append(zs, z)
+		}
+		sort.Strings(zs)
+		line := fmt.Sprintf("t+%5.1fs unavailable:", time.Since(s.start).Seconds())
+		for _, z := range zs {
+			line += fmt.Sprintf(" %s=%d", z, u[z])
+		}
+		s.rep.Evidence = append(s.rep.Evidence, line)
+	}
+}
+
+// Stop stops sampling and returns the report (also printed).
+func (s *sampler) Stop() watchReport {
+	s.stopOnce.Do(func() {
+		s.cancel()
+		<-s.done
+		GinkgoWriter.Println("watcher:", s.Report().String())
+	})
+	return s.Report()
+}
+
+// expectHeld asserts the watcher saw enough samples and never more than
+// perZone unavailable in a zone; maxZones and maxTotal are checked when >= 0.
+func expectHeld(rep watchReport, perZone, maxZones, maxTotal int) {
+	Expect(rep.Samples).To(BeNumerically(">=", 20), "the watcher took too few samples: %s", rep)
+	Expect(rep.Errors).To(BeNumerically("<=", rep.Samples/10), "the watcher failed too often: %s", rep)
+	for z, n := range rep.MaxZone {
+		Expect(n).To(BeNumerically("<=", perZone), "zone %s exceeded its budget: %s", z, rep)
+	}
+	if maxZones >= 0 {
+		Expect(rep.MaxDisruptedZones).To(BeNumerically("<=", maxZones), "too many zones disrupted at once: %s", rep)
+	}
+	if maxTotal >= 0 {
+		Expect(rep.MaxTotal).To(BeNumerically("<=", maxTotal), "too many pods unavailable in total: %s", rep)
+	}
+}
+
+// statefulSetsExpected: each zone expects the replicas of app's StatefulSet
+// there (read live).
+func (f *fixture) statefulSetsExpected(app string) func(ctx context.Context) (map[string]int, error) {
+	return func(ctx context.Context) (map[string]int, error) {
+		var list appsv1.StatefulSetList
+		if err := k8s.List(ctx, &list, client.InNamespace(f.ns), client.MatchingLabels{"app": app}); err != nil {
+			return nil, err
+		}
+		out := map[string]int{}
+		for _, s := range list.Items {
+			out[s.Labels["zone"]] += int(ptr.Deref(s.Spec.Replicas, 1))
+		}
+		return out, nil
+	}
+}
+
+// fixedExpected: each zone expects n pods.
+func fixedExpected(n int) func(context.Context) (map[string]int, error) {
+	return func(context.Context) (map[string]int, error) {
+		out := map[string]int{}
+		for _, z := range zones {
+			out[z] = n
+		}
+		return out, nil
+	}
+}
+
+// zoneOfNodes maps node name -> zone.
+func zoneOfNodes(ctx context.Context) (map[string]string, error) {
+	var nodes corev1.NodeList
+	if err := k8s.List(ctx, &nodes); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, n := range nodes.Items {
+		out[n.Name] = n.Labels[zoneKey]
+	}
+	return out, nil
+}
+
+// waitPDB waits until a policy/v1 PDB's status (computed by the real
+// disruption controller) is current and shows the numbers.
+func (f *fixture) waitPDB(ctx context.Context, name string, expected, healthy, allowed int32) {
+	Eventually(ctx, func(g Gomega) {
+		pdb := f.getPDB(ctx, name)
+		st := pdb.Status
+		g.Expect(st.ObservedGeneration).To(Equal(pdb.Generation))
+		g.Expect([]int32{st.ExpectedPods, st.CurrentHealthy, st.DisruptionsAllowed}).
+			To(Equal([]int32{expected, healthy, allowed}), "PDB %s expected/healthy/allowed", name)
+	}).WithTimeout(2 * time.Minute).Should(Succeed())
+}
+
+// Report is what the watcher has seen so far, without stopping it.
+func (s *sampler) Report() watchReport {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rep := s.rep
+	rep.MaxZone = map[string]int{}
+	for z, n := range s.rep.MaxZone {
+		rep.MaxZone[z] = n
+	}
+	rep.Evidence = append([]string(nil), s.rep.Evidence...)
+	return rep
+}

@@ -1,0 +1,128 @@
+//go:build e2e
+
+// Package e2e_test is tdb-operator's end-to-end suite: a local kwok cluster
+// (hack/cluster) with the real kube-apiserver, kube-controller-manager and
+// kube-scheduler v1.36.3, the operator's manager running as a local process
+// behind a URL-registered eviction webhook, and real `kubectl drain`
+// processes. Every spec works in a namespace of its own on nodes of its own
+// (added with a per-spec name prefix and pinned with a node label), measures
+// per-zone unavailability with an independent watcher while it disrupts, and
+// removes its namespace and nodes at the end.
+//
+// Run: go test -tags e2e -count=1 -timeout 40m ./test/e2e/ -ginkgo.v
+// (make test-e2e). TDB_E2E_KEEP_CLUSTER=1 leaves the cluster and the
+// operator's log behind for inspection.
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/test/kwokenv"
+)
+
+const clusterName = "tdb-e2e"
+
+// operatorOptions: fixed ports, distinct from the demo's (9443/8080/8081),
+// so the suite can run next to `make demo`.
+var operatorOptions = kwokenv.OperatorOptions{
+	WebhookPort: 19443, MetricsPort: 18080, ProbePort: 18081,
+	Args: []string{"--zap-log-level=debug"},
+}
+
+var (
+	cluster *kwokenv.Cluster
+	// op is the running operator, nil while it is down (a killed Operator
+	// must not be stopped again).
+	op  *kwokenv.Operator
+	k8s client.Client
+	cs  kubernetes.Interface
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "tdb-operator end to end (kwok cluster, real control plane, kubectl drain)")
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	start := time.Now()
+	// A manager left running by an aborted run would answer on these ports
+	// for a cluster that no longer exists: refuse to start then.
+	for _, port := range []int{operatorOptions.WebhookPort, operatorOptions.MetricsPort, operatorOptions.ProbePort} {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		Expect(err).NotTo(HaveOccurred(), "port %d is taken (a manager left by an aborted run? see `ss -ltnp`)", port)
+		Expect(l.Close()).To(Succeed())
+	}
+	By("building the manager")
+	_, err := kwokenv.BuildManager()
+	Expect(err).NotTo(HaveOccurred())
+
+	By("bringing up a fresh cluster " + clusterName + " (3 zones, real kube-apiserver, controller-manager, scheduler)")
+	Expect((&kwokenv.Cluster{Name: clusterName}).DownIfExists()).To(Succeed())
+	// One node per zone that no spec uses: every spec adds, pins to, drains
+	// and deletes nodes of its own.
+	cluster, err = kwokenv.Up(clusterName, "ZONES=3", "NODES_PER_ZONE=1", "POD_READY_DELAY=2s", "POD_DELETE_DELAY=0")
+	Expect(err).NotTo(HaveOccurred())
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	cfg.QPS, cfg.Burst = 200, 400
+	scheme := runtime.NewScheme()
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	Expect(policyv1alpha1.AddToScheme(scheme)).To(Succeed())
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	cs, err = kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+
+	By("starting the operator (webhook https://127.0.0.1:19443)")
+	startOperator()
+	GinkgoWriter.Printf("suite set up in %s; KUBECONFIG=%s; operator log %s\n",
+		time.Since(start).Round(time.Second), cluster.Kubeconfig, op.LogPath)
+
+	SetDefaultEventuallyTimeout(90 * time.Second)
+	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+	SetDefaultConsistentlyDuration(3 * time.Second)
+	SetDefaultConsistentlyPollingInterval(250 * time.Millisecond)
+}, NodeTimeout(15*time.Minute))
+
+var _ = AfterSuite(func(ctx SpecContext) {
+	if op != nil {
+		op.Stop()
+		op = nil
+	}
+	if cluster == nil {
+		return
+	}
+	if os.Getenv("TDB_E2E_KEEP_CLUSTER") != "" {
+		GinkgoWriter.Printf("keeping cluster %s: KUBECONFIG=%s\n", clusterName, cluster.Kubeconfig)
+		return
+	}
+	Expect(kwokenv.RemoveWebhook(cluster)).To(Succeed())
+	Expect(cluster.Down()).To(Succeed())
+}, NodeTimeout(5*time.Minute))
+
+// startOperator starts the operator with the suite's ports and waits until
+// its webhook answers.
+func startOperator() {
+	var err error
+	op, err = kwokenv.StartOperator(cluster, operatorOptions)
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// background is for work that must outlive a spec's context (watchers
+// stopped by the spec itself, cleanups).
+func background() context.Context { return context.Background() }
