@@ -1,0 +1,71 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var _ = Describe("A whole zone lost", func() {
+	It("does not freeze drains in the other zones, which proceed within their own budgets (a global PDB would refuse them)",
+		SpecTimeout(6*time.Minute), func(ctx SpecContext) {
+			f := newFixture(ctx, "zoneloss", 2)
+			f.createStatefulSets(ctx, "web", 3, nil)
+			f.waitPodsReady(ctx, "web", 9)
+			spec := tdbSpec("web")
+			spec.TopologyKey = zoneKey
+			f.createTDB(ctx, "web", spec)
+			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
+
+			By("losing zone-c: every pod there becomes unready")
+			// kwok keeps its fake nodes Ready, so the loss is made where a
+			// budget sees it: the zone's pods stop being Ready.
+			for _, p := range f.pods(ctx, "web") {
+				if p.Labels["zone"] != "zone-c" {
+					continue
+				}
+				p := p
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now()}}
+				Expect(k8s.Status().Update(ctx, &p)).To(Succeed())
+			}
+			Eventually(ctx, func() []int32 {
+				var out []int32
+				for _, d := range f.getTDB(ctx, "web").Status.Domains {
+					out = append(out, d.CurrentHealthy, d.DisruptionsAllowed)
+				}
+				return out
+			}).WithTimeout(time.Minute).Should(Equal([]int32{3, 1, 3, 1, 0, 0}))
+
+			w := f.watch("web", f.statefulSetsExpected("web"))
+			var nodes []string
+			for _, z := range []string{"zone-a", "zone-b"} {
+				n, _ := f.busiestNode(ctx, "web", z)
+				nodes = append(nodes, n)
+			}
+			By("draining a node in zone-a and one in zone-b, at once, while zone-c is down")
+			expectDrained(collect(startDrains(ctx, nodes, 3*time.Minute), len(nodes), 4*time.Minute))
+			rep := w.Stop()
+			Expect(rep.Samples).To(BeNumerically(">=", 20), "%s", rep)
+			Expect(rep.MaxZone["zone-a"]).To(BeNumerically("<=", 1), "zone-a exceeded its budget: %s", rep)
+			Expect(rep.MaxZone["zone-b"]).To(BeNumerically("<=", 1), "zone-b exceeded its budget: %s", rep)
+
+			By("a zone-c pod still cannot be evicted")
+			for _, p := range f.pods(ctx, "web") {
+				if p.Labels["zone"] == "zone-c" && p.DeletionTimestamp == nil {
+					err := f.evict(ctx, p.Name)
+					Expect(apierrors.IsTooManyRequests(err)).To(BeTrue(), "evicting %s: %v", p.Name, err)
+					break
+				}
+			}
+
+			By("for contrast, a global policy/v1 PDB maxUnavailable 1 over the same pods allows nothing anywhere")
+			f.createPDB(ctx, "global", "web", 1)
+			f.waitPDB(ctx, "global", 9, 6, 0)
+		})
+})
