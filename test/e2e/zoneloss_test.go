@@ -30,7 +30,6 @@ var _ = Describe("A whole zone lost", func() {
 				if p.Labels["zone"] != "zone-c" {
 					continue
 				}
-				p := p
 				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now()}}
 				Expect(k8s.Status().Update(ctx, &p)).To(Succeed())
 			}
