@@ -708,7 +708,7 @@ func (b *evBench) refusalStorm(k *evCase, pass int) *evStorm {
 				if !apierrors.IsTooManyRequests(err) {
 					nerr[g]++
 					if errs[g] == nil {
-						errs[g] = fmt.Errorf("want 429, got %v", err)
+						errs[g] = fmt.Errorf("want 429, got %w", err)
 					}
 				}
 			}

@@ -213,7 +213,7 @@ func writeProfile(t *testing.T, path string) {
 		t.Errorf("writing heap profile: %v", err)
 		return
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if err := pprof.WriteHeapProfile(f); err != nil {
 		t.Errorf("writing heap profile: %v", err)
 		return
@@ -508,7 +508,7 @@ func createNode(ctx context.Context, c client.Client, i int) error {
 		NodeInfo: corev1.NodeSystemInfo{
 			MachineID: fmt.Sprintf("%032x", i), SystemUUID: fmt.Sprintf("ec2%029x", i), BootID: fmt.Sprintf("%032x", i+1<<20),
 			KernelVersion: "6.1.112-124.190.amzn2023.x86_64", OSImage: "Amazon Linux 2023.6.20241010",
-			ContainerRuntimeVersion: "containerd://1.7.22", KubeletVersion: "v1.36.3", KubeProxyVersion: "v1.36.3",
+			ContainerRuntimeVersion: "containerd://1.7.22", KubeletVersion: "v1.36.3",
 			OperatingSystem: "linux", Architecture: "amd64",
 		},
 		Images: images,
