@@ -53,10 +53,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -230,7 +227,7 @@ func run(ctx context.Context, name string, keep bool, drainTimeout time.Duration
 	defer op.Stop()
 	fmt.Printf("   operator running (webhook 127.0.0.1:%d, metrics :%d, probes :%d); logs in %s\n", webhookPort, metricsPort, probePort, logDir)
 
-	k8s, err := newClient(c.Kubeconfig)
+	k8s, err := kwokenv.NewClient(c.Kubeconfig)
 	if err != nil {
 		return 1, err
 	}
@@ -414,22 +411,6 @@ func addNodes(ctx context.Context, c *kwokenv.Cluster, nodeLabels map[string]str
 	wg.Wait()
 	sort.Strings(all)
 	return all, errors.Join(errs...)
-}
-
-func newClient(kubeconfig string) (client.Client, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	cfg.QPS, cfg.Burst = 200, 400
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := policyv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
 // deploy creates the namespace, one StatefulSet of 8 per zone pinned to the

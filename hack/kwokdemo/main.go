@@ -27,10 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/intstr"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -80,7 +77,7 @@ func run(name string, teardown bool) error {
 	defer op.Stop()
 	fmt.Printf("   operator log: %s\n", op.LogPath)
 
-	k8s, err := newClient(c.Kubeconfig)
+	k8s, err := kwokenv.NewClient(c.Kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -183,22 +180,6 @@ loop:
 		return fmt.Errorf("%d drain(s) failed", failed)
 	}
 	return nil
-}
-
-func newClient(kubeconfig string) (client.Client, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	cfg.QPS, cfg.Burst = 100, 200
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := policyv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
 // deploy creates the namespace, one StatefulSet of 8 per zone and the
