@@ -82,28 +82,36 @@ func tally(podZones []string, allowed []bool, refusedWith429 []bool) {
 	Expect(perZone).To(Equal(map[string]int{"zone-a": 1, "zone-b": 1, "zone-c": 1}))
 }
 
+// evictAtOnce releases one goroutine per pod at the same moment, each
+// evicting its pod with evictOne, and then checks exactly one eviction per
+// zone was allowed and every other one refused with 429.
+func evictAtOnce(pods []*corev1.Pod, podZones []string, evictOne func(i int) (allowed, refusedWith429 bool)) {
+	allowed := make([]bool, len(pods))
+	refused := make([]bool, len(pods))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range pods {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer GinkgoRecover()
+			<-start
+			allowed[i], refused[i] = evictOne(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	tally(podZones, allowed, refused)
+}
+
 var _ = Describe("Concurrent evictions", func() {
 	It("allows exactly one eviction per zone when 64 clients evict at once, 20 times over", func() {
 		for rep := 0; rep < repetitions; rep++ {
 			pods, podZones := storm()
-			allowed := make([]bool, len(pods))
-			refused := make([]bool, len(pods))
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for i := range pods {
-				wg.Add(1)
-				go func(i int) {
-					defer wg.Done()
-					defer GinkgoRecover()
-					<-start
-					err := evict(pods[i])
-					allowed[i] = err == nil
-					refused[i] = apierrors.IsTooManyRequests(err)
-				}(i)
-			}
-			close(start)
-			wg.Wait()
-			tally(podZones, allowed, refused)
+			evictAtOnce(pods, podZones, func(i int) (bool, bool) {
+				err := evict(pods[i])
+				return err == nil, apierrors.IsTooManyRequests(err)
+			})
 		}
 	})
 
@@ -118,24 +126,10 @@ var _ = Describe("Concurrent evictions", func() {
 
 		for rep := 0; rep < repetitions; rep++ {
 			pods, podZones := storm(handlers...)
-			allowed := make([]bool, len(pods))
-			refused := make([]bool, len(pods))
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for i := range pods {
-				wg.Add(1)
-				go func(i int) {
-					defer wg.Done()
-					defer GinkgoRecover()
-					<-start
-					resp := handlers[i%2].Handle(ctx, evictionRequest(pods[i], false))
-					allowed[i] = resp.Allowed
-					refused[i] = !resp.Allowed && resp.Result != nil && resp.Result.Code == 429
-				}(i)
-			}
-			close(start)
-			wg.Wait()
-			tally(podZones, allowed, refused)
+			evictAtOnce(pods, podZones, func(i int) (bool, bool) {
+				resp := handlers[i%2].Handle(ctx, evictionRequest(pods[i], false))
+				return resp.Allowed, !resp.Allowed && resp.Result != nil && resp.Result.Code == 429
+			})
 		}
 	})
 })
