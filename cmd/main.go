@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -100,14 +99,8 @@ func run() error {
 	if err := controllers.SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
-	if err := (&controllers.BudgetReconciler{
-		Client:        mgr.GetClient(),
-		APIReader:     mgr.GetClient(),
-		Recorder:      mgr.GetEventRecorder("tdb-operator"),
-		Clock:         clock.RealClock{},
-		RecordTimeout: recordTimeout,
-	}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up the budget controller: %w", err)
+	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout}); err != nil {
+		return err
 	}
 	if enableWebhook {
 		evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS})

@@ -17,6 +17,26 @@ const (
 	// ReasonSyncFailed: the status could not be computed; nothing is allowed.
 	ReasonSyncFailed = "SyncFailed"
 
+	// ConditionRolloutProgressing is True while the operator replaces
+	// outdated pods, False when paused, stalled or done.
+	ConditionRolloutProgressing = "RolloutProgressing"
+	// ConditionRolloutComplete is True when every driven pod runs its
+	// workload's update revision and is Ready.
+	ConditionRolloutComplete = "RolloutComplete"
+
+	// ReasonRolloutUpdating: outdated pods are being replaced.
+	ReasonRolloutUpdating = "Updating"
+	// ReasonRolloutPaused: spec.rollout.paused is true.
+	ReasonRolloutPaused = "Paused"
+	// ReasonProgressDeadlineExceeded: a domain made no progress within
+	// spec.rollout.progressDeadlineSeconds.
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonRolloutComplete: every driven pod is updated and Ready.
+	ReasonRolloutComplete = "AllPodsUpdated"
+	// ReasonNoDrivenWorkloads: no covered StatefulSet or DaemonSet uses the
+	// OnDelete update strategy.
+	ReasonNoDrivenWorkloads = "NoOnDeleteWorkloads"
+
 	// EventReasonDomainError is emitted when covered pods sit on nodes
 	// without the topologyKey label.
 	EventReasonDomainError = "DomainError"
@@ -35,6 +55,15 @@ const (
 	// EventReasonEvictionRefused is emitted, at most once a minute per
 	// budget, when the eviction webhook refuses evictions.
 	EventReasonEvictionRefused = "EvictionRefused"
+	// EventReasonRolloutDomainStarted is emitted when a rollout starts
+	// updating a domain.
+	EventReasonRolloutDomainStarted = "RolloutDomainStarted"
+	// EventReasonRolloutStalled is emitted when a domain exceeds the
+	// progress deadline.
+	EventReasonRolloutStalled = "RolloutStalled"
+	// EventReasonRolloutComplete is emitted when every driven pod is
+	// updated.
+	EventReasonRolloutComplete = "RolloutComplete"
 	// EventReasonInvalidSpec is emitted when the spec cannot be evaluated.
 	EventReasonInvalidSpec = "InvalidSpec"
 )

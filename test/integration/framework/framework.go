@@ -152,13 +152,7 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 		return nil, err
 	}
 	if !o.NoController {
-		if err := (&controllers.BudgetReconciler{
-			Client:        mgr.GetClient(),
-			APIReader:     mgr.GetClient(),
-			Recorder:      mgr.GetEventRecorder("tdb-operator"),
-			Clock:         clk,
-			RecordTimeout: recordTimeout,
-		}).SetupWithManager(mgr); err != nil {
+		if err := controllers.SetupAll(mgr, controllers.Options{Clock: clk, RecordTimeout: recordTimeout}); err != nil {
 			cancel()
 			return nil, err
 		}
