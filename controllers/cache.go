@@ -23,6 +23,7 @@ func CacheOptions() cache.Options {
 			&appsv1.ReplicaSet{}:            {Transform: stripWorkload},
 			&appsv1.Deployment{}:            {Transform: stripWorkload},
 			&appsv1.StatefulSet{}:           {Transform: stripWorkload},
+			&appsv1.DaemonSet{}:             {Transform: stripWorkload},
 			&corev1.ReplicationController{}: {Transform: stripWorkload},
 		},
 	}
@@ -75,6 +76,11 @@ func stripNode(obj any) (any, error) {
 	return node, nil
 }
 
+// daemonSetTemplateGeneration is the DaemonSet annotation holding its
+// template generation; the DaemonSet controller labels every pod it creates
+// with it (pod-template-generation).
+const daemonSetTemplateGeneration = "deprecated.daemonset.template.generation"
+
 // stripWorkload keeps a workload controller's replicas, its pod template's
 // labels (to map scale changes to budgets) and its update strategy.
 func stripWorkload(obj any) (any, error) {
@@ -91,7 +97,18 @@ func stripWorkload(obj any) (any, error) {
 		stripMeta(&w.ObjectMeta, nil)
 		w.Spec.Template = stripTemplate(w.Spec.Template)
 		w.Spec.VolumeClaimTemplates = nil
-		w.Status = appsv1.StatefulSetStatus{UpdateRevision: w.Status.UpdateRevision, CurrentRevision: w.Status.CurrentRevision}
+		w.Status = appsv1.StatefulSetStatus{
+			ObservedGeneration: w.Status.ObservedGeneration,
+			UpdateRevision:     w.Status.UpdateRevision, CurrentRevision: w.Status.CurrentRevision,
+		}
+	case *appsv1.DaemonSet:
+		// The template generation annotation tells which pods are outdated.
+		stripMeta(&w.ObjectMeta, []string{daemonSetTemplateGeneration})
+		w.Spec.Template = stripTemplate(w.Spec.Template)
+		w.Status = appsv1.DaemonSetStatus{
+			ObservedGeneration:     w.Status.ObservedGeneration,
+			DesiredNumberScheduled: w.Status.DesiredNumberScheduled,
+		}
 	case *corev1.ReplicationController:
 		stripMeta(&w.ObjectMeta, nil)
 		if w.Spec.Template != nil {

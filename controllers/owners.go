@@ -22,7 +22,8 @@ import (
 // the way the policy/v1 disruption controller does: a ReplicaSet owned by a
 // Deployment counts as the Deployment; ReplicaSets, StatefulSets and
 // ReplicationControllers are read from the cache; any other kind is read
-// through its scale subresource.
+// through its scale subresource. Unlike policy/v1, a DaemonSet is supported:
+// its scale is status.desiredNumberScheduled.
 type ownerResolver struct {
 	reader client.Reader
 	// scales reads scale subresources (a live call: custom kinds are not
@@ -85,6 +86,12 @@ func (r *ownerResolver) resolveOne(ctx context.Context, ns string, ref metav1.Ow
 			return nil, false, err
 		}
 		return owner(sts.UID, "StatefulSet", sts.Name, sts.Spec.Replicas), false, nil
+	case gv.Group == appsv1.GroupName && ref.Kind == "DaemonSet":
+		var ds appsv1.DaemonSet
+		if found, err := r.get(ctx, key, ref.UID, &ds); !found || err != nil {
+			return nil, false, err
+		}
+		return owner(ds.UID, "DaemonSet", ds.Name, &ds.Status.DesiredNumberScheduled), false, nil
 	case gv.Group == appsv1.GroupName && ref.Kind == "Deployment":
 		var dep appsv1.Deployment
 		if found, err := r.get(ctx, key, ref.UID, &dep); !found || err != nil {

@@ -45,6 +45,7 @@ var workloadKinds = []workloadKind{
 	{"apps/v1", "ReplicaSet", func() client.Object { return &appsv1.ReplicaSet{} }, func() client.ObjectList { return &appsv1.ReplicaSetList{} }},
 	{"apps/v1", "StatefulSet", func() client.Object { return &appsv1.StatefulSet{} }, func() client.ObjectList { return &appsv1.StatefulSetList{} }},
 	{"apps/v1", "Deployment", func() client.Object { return &appsv1.Deployment{} }, func() client.ObjectList { return &appsv1.DeploymentList{} }},
+	{"apps/v1", "DaemonSet", func() client.Object { return &appsv1.DaemonSet{} }, func() client.ObjectList { return &appsv1.DaemonSetList{} }},
 	{"v1", "ReplicationController", func() client.Object { return &corev1.ReplicationController{} }, func() client.ObjectList { return &corev1.ReplicationControllerList{} }},
 }
 
@@ -91,10 +92,8 @@ func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForPod),
 			builder.WithPredicates(podChanged{})).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForNode),
-			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete()))).
-		Watches(&corev1.ReplicationController{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForWorkload),
-			builder.WithPredicates(workloadChanged{}))
-	for _, w := range workloadKinds[:3] {
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete())))
+	for _, w := range workloadKinds {
 		b = b.Watches(w.newObject(), handler.EnqueueRequestsFromMapFunc(r.budgetsForWorkload),
 			builder.WithPredicates(workloadChanged{}))
 	}
@@ -166,6 +165,8 @@ func templateLabels(obj client.Object) labels.Set {
 		return w.Spec.Template.Labels
 	case *appsv1.StatefulSet:
 		return w.Spec.Template.Labels
+	case *appsv1.DaemonSet:
+		return w.Spec.Template.Labels
 	case *corev1.ReplicationController:
 		if w.Spec.Template != nil {
 			return w.Spec.Template.Labels
@@ -182,6 +183,9 @@ func replicasOf(obj client.Object) *int32 {
 		return w.Spec.Replicas
 	case *appsv1.StatefulSet:
 		return w.Spec.Replicas
+	case *appsv1.DaemonSet:
+		// A DaemonSet's scale is the number of nodes that should run it.
+		return &w.Status.DesiredNumberScheduled
 	case *corev1.ReplicationController:
 		return w.Spec.Replicas
 	}

@@ -53,7 +53,7 @@ type BudgetReconciler struct {
 // +kubebuilder:rbac:groups=policy.tdb.dev,resources=topologydisruptionbudgets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy.tdb.dev,resources=topologydisruptionbudgets/status,verbs=get;update
 // +kubebuilder:rbac:groups="",resources=pods;nodes;replicationcontrollers,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apps,resources=deployments;replicasets;statefulsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments;replicasets;statefulsets;daemonsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=*,resources=*/scale,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
