@@ -1,0 +1,68 @@
+package budget
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+func TestDomainOrder(t *testing.T) {
+	order := func(names ...string) *policyv1alpha1.RolloutSpec {
+		return &policyv1alpha1.RolloutSpec{Strategy: policyv1alpha1.DomainByDomain, DomainOrder: names}
+	}
+	cases := []struct {
+		name    string
+		spec    *policyv1alpha1.RolloutSpec
+		domains []string
+		want    []string
+	}{
+		{
+			name:    "no rollout spec: ascending names",
+			domains: []string{"zone-c", "zone-a", "zone-b"},
+			want:    []string{"zone-a", "zone-b", "zone-c"},
+		},
+		{
+			name:    "no domainOrder: ascending names",
+			spec:    order(),
+			domains: []string{"zone-b", "zone-a"},
+			want:    []string{"zone-a", "zone-b"},
+		},
+		{
+			name:    "listed domains first, in the listed order",
+			spec:    order("zone-c", "zone-a"),
+			domains: []string{"zone-a", "zone-b", "zone-c", "zone-d"},
+			want:    []string{"zone-c", "zone-a", "zone-b", "zone-d"},
+		},
+		{
+			name:    "listed domains without pods are left out",
+			spec:    order("zone-x", "zone-b"),
+			domains: []string{"zone-a", "zone-b"},
+			want:    []string{"zone-b", "zone-a"},
+		},
+		{
+			name:    "a domain given twice appears once",
+			spec:    order("zone-b"),
+			domains: []string{"zone-b", "zone-a", "zone-b", "zone-a"},
+			want:    []string{"zone-b", "zone-a"},
+		},
+		{
+			name: "no domains",
+			spec: order("zone-a"),
+			want: []string{},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := append([]string(nil), tc.domains...)
+			got := DomainOrder(tc.spec, in)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("DomainOrder (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.domains, in); diff != "" {
+				t.Errorf("DomainOrder changed its input (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

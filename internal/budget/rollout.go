@@ -1,0 +1,357 @@
+package budget
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+// DefaultProgressDeadline is how long a domain being updated may go without
+// progress when spec.rollout.progressDeadlineSeconds is unset.
+const DefaultProgressDeadline = 600 * time.Second
+
+// maxStalledPodsNamed bounds the pods a stall message names.
+const maxStalledPodsNamed = 5
+
+// RolloutPod is a covered pod of a workload the operator updates.
+type RolloutPod struct {
+	// Name is the pod's name.
+	Name string
+	// Domain is the pod's failure domain.
+	Domain string
+	// Updated is true when the pod runs its workload's update revision.
+	Updated bool
+	// Ready is true when the pod is Running and Ready (IsHealthy).
+	Ready bool
+	// Deleting is true when the pod has a deletion timestamp.
+	Deleting bool
+	// Evicted is true when an eviction of the pod was granted (a record in
+	// the budget's status, or an eviction the driver made that the status
+	// does not show yet).
+	Evicted bool
+}
+
+// RolloutInput is what the rollout driver knows about one budget.
+type RolloutInput struct {
+	// Spec is the budget's spec; Spec.Rollout is set.
+	Spec *policyv1alpha1.TopologyDisruptionBudgetSpec
+	// Budget is status.domains, with disruptionsAllowed already reduced by
+	// evictions the status does not show yet.
+	Budget []policyv1alpha1.DomainStatus
+	// Pods are the covered pods of the driven workloads.
+	Pods []RolloutPod
+	// InFlight counts, per domain, granted evictions whose pods have not
+	// been replaced yet: the budget's records, and evictions the driver made
+	// that the status does not show yet. A domain with one is not complete.
+	InFlight map[string]int32
+	// Previous is the rollout status last written, if any.
+	Previous *policyv1alpha1.RolloutStatus
+	// NewRevision is true when a driven workload's update revision changed
+	// since Previous: the progress deadline restarts everywhere.
+	NewRevision bool
+	// Now is the current time.
+	Now time.Time
+}
+
+// StalledDomain is a domain whose progress deadline ran out.
+type StalledDomain struct {
+	Domain string
+	// Pods are the domain's pods that are not updated and Ready (at most a
+	// few).
+	Pods []string
+	// Since is the last progress time.
+	Since time.Time
+}
+
+// RolloutPlan is what the driver does now and reports.
+type RolloutPlan struct {
+	// Evict are the pods to evict now, in order.
+	Evict []string
+	// Status is the new rollout status, except Workloads, which the
+	// controller fills in.
+	Status policyv1alpha1.RolloutStatus
+	// Conditions are RolloutProgressing and RolloutComplete.
+	Conditions []metav1.Condition
+	// Started are the domains whose update started in this pass.
+	Started []string
+	// Stalled are the domains that ran out of time in this pass or before.
+	Stalled []StalledDomain
+	// Complete is true when every driven pod is updated and Ready.
+	Complete bool
+	// RecheckAt is when a progress deadline runs out, if one is running.
+	RecheckAt *time.Time
+}
+
+// domainRollout is the state of one domain in a pass.
+type domainRollout struct {
+	name       string
+	total      int32
+	updated    int32 // updated and Ready, not deleting
+	candidates []RolloutPod
+	notDone    []string // pods not updated and Ready
+	inFlight   bool     // an eviction granted, a pod deleting, or a pod not Ready
+	short      bool     // the budget sees fewer healthy pods than expected
+	allowed    int32
+}
+
+func (d *domainRollout) complete() bool {
+	return len(d.notDone) == 0 && !d.inFlight && !d.short
+}
+
+func (d *domainRollout) disrupted() bool { return d.inFlight || d.short }
+
+// PlanRollout decides which outdated pods to evict now and reports progress,
+// per spec.rollout:
+//   - DomainByDomain: the first domain in rollout order that is not complete
+//     is updated, as many pods at once as its allowance; later domains wait.
+//   - AllDomains: every domain is updated at once within its allowance; a
+//     domain without unavailable pods starts only while fewer than
+//     maxDisruptedDomains domains are disrupted.
+//   - paused: nothing is evicted.
+//   - a domain being updated that gains no updated Ready pod within the
+//     progress deadline stalls the rollout: nothing more is evicted until it
+//     progresses, the workload gets a new revision, or the rollout is paused
+//     and resumed.
+//
+// Outdated pods that are not Ready go first: replacing them costs no healthy
+// pod. Ties are broken by name.
+func PlanRollout(in RolloutInput) RolloutPlan {
+	ro := in.Spec.Rollout
+	deadline := DefaultProgressDeadline
+	if ro.ProgressDeadlineSeconds != nil {
+		deadline = time.Duration(*ro.ProgressDeadlineSeconds) * time.Second
+	}
+	domains, order := rolloutDomains(in)
+	plan := RolloutPlan{}
+	if len(order) == 0 {
+		plan.Complete = true
+		plan.Conditions = rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonNoDrivenWorkloads,
+			"no covered StatefulSet or DaemonSet uses updateStrategy OnDelete; ReplicaSets and Deployments are ordered through pod-deletion-cost", metav1.ConditionTrue)
+		return plan
+	}
+
+	prev := map[string]policyv1alpha1.RolloutDomainStatus{}
+	if in.Previous != nil {
+		for _, d := range in.Previous.Domains {
+			prev[d.Name] = d
+		}
+	}
+	// Which domains are worked on in this pass, and how many pods each may
+	// lose now.
+	active := map[string]bool{}
+	evict := map[string]int32{}
+	switch ro.Strategy {
+	case policyv1alpha1.AllDomains:
+		disrupted := int32(0)
+		for _, name := range order {
+			if domains[name].disrupted() {
+				disrupted++
+			}
+		}
+		for _, name := range order {
+			d := domains[name]
+			if d.complete() {
+				continue
+			}
+			if !d.disrupted() && len(d.candidates) > 0 && in.Spec.MaxDisruptedDomains != nil {
+				if disrupted >= *in.Spec.MaxDisruptedDomains {
+					continue // waits for another domain to recover
+				}
+			}
+			active[name] = true
+			if n := min(d.allowed, int32(len(d.candidates))); n > 0 {
+				evict[name] = n
+				if !d.disrupted() {
+					disrupted++
+				}
+			}
+		}
+	default: // DomainByDomain
+		for _, name := range order {
+			d := domains[name]
+			if d.complete() {
+				continue
+			}
+			plan.Status.CurrentDomain = name
+			active[name] = true
+			if n := min(d.allowed, int32(len(d.candidates))); n > 0 {
+				evict[name] = n
+			}
+			break
+		}
+	}
+
+	stalled := false
+	for _, name := range order {
+		d := domains[name]
+		row := policyv1alpha1.RolloutDomainStatus{Name: name, UpdatedPods: d.updated, TotalPods: d.total}
+		p, seen := prev[name]
+		switch {
+		case d.complete():
+			row.Phase = policyv1alpha1.RolloutPhaseComplete
+			if seen {
+				row.LastProgressTime = p.LastProgressTime
+			}
+		case !active[name]:
+			row.Phase = policyv1alpha1.RolloutPhasePending
+		case ro.Paused:
+			row.Phase = policyv1alpha1.RolloutPhasePaused
+			if seen {
+				row.LastProgressTime = p.LastProgressTime
+			}
+		default:
+			row.Phase = policyv1alpha1.RolloutPhaseProgressing
+			wasRunning := seen && (p.Phase == policyv1alpha1.RolloutPhaseProgressing || p.Phase == policyv1alpha1.RolloutPhaseStalled)
+			switch {
+			case !wasRunning || in.NewRevision || p.LastProgressTime == nil:
+				// Starting, resuming after a pause, or a new revision: the
+				// deadline starts now.
+				row.LastProgressTime = &metav1.Time{Time: in.Now}
+				if !wasRunning && (!seen || p.Phase != policyv1alpha1.RolloutPhasePaused) {
+					plan.Started = append(plan.Started, name)
+				}
+			case d.updated > p.UpdatedPods:
+				row.LastProgressTime = &metav1.Time{Time: in.Now}
+			default:
+				row.LastProgressTime = p.LastProgressTime
+			}
+			due := row.LastProgressTime.Add(deadline)
+			if !in.Now.Before(due) {
+				row.Phase = policyv1alpha1.RolloutPhaseStalled
+				stalled = true
+				plan.Stalled = append(plan.Stalled, StalledDomain{
+					Domain: name, Pods: firstN(d.notDone, maxStalledPodsNamed), Since: row.LastProgressTime.Time,
+				})
+			} else if plan.RecheckAt == nil || due.Before(*plan.RecheckAt) {
+				plan.RecheckAt = &due
+			}
+		}
+		plan.Status.Domains = append(plan.Status.Domains, row)
+	}
+
+	plan.Complete = true
+	for _, name := range order {
+		plan.Complete = plan.Complete && domains[name].complete()
+	}
+	if !ro.Paused && !stalled {
+		for _, name := range order {
+			for _, p := range domains[name].candidates[:evict[name]] {
+				plan.Evict = append(plan.Evict, p.Name)
+			}
+		}
+	}
+	plan.Conditions = conditionsFor(&plan, ro.Paused, ro.Strategy)
+	return plan
+}
+
+// rolloutDomains groups the pods by domain and returns the domains that have
+// driven pods, in rollout order.
+func rolloutDomains(in RolloutInput) (map[string]*domainRollout, []string) {
+	domains := map[string]*domainRollout{}
+	for i := range in.Pods {
+		p := in.Pods[i]
+		d := domains[p.Domain]
+		if d == nil {
+			d = &domainRollout{name: p.Domain}
+			domains[p.Domain] = d
+		}
+		d.total++
+		switch {
+		case p.Deleting || p.Evicted:
+			d.inFlight = true
+			d.notDone = append(d.notDone, p.Name)
+		case p.Updated && p.Ready:
+			d.updated++
+		case p.Updated:
+			// A replacement that is not Ready yet.
+			d.inFlight = true
+			d.notDone = append(d.notDone, p.Name)
+		default:
+			d.candidates = append(d.candidates, p)
+			d.notDone = append(d.notDone, p.Name)
+		}
+	}
+	for name, n := range in.InFlight {
+		if n <= 0 {
+			continue
+		}
+		if domains[name] == nil {
+			// Every driven pod of the domain is gone: its replacements
+			// have not been created yet.
+			domains[name] = &domainRollout{name: name}
+		}
+		domains[name].inFlight = true
+	}
+	for _, row := range in.Budget {
+		if d := domains[row.Name]; d != nil {
+			d.allowed = max(row.DisruptionsAllowed, 0)
+			d.short = row.CurrentHealthy < row.ExpectedPods
+		}
+	}
+	names := make([]string, 0, len(domains))
+	for name, d := range domains {
+		sort.Slice(d.candidates, func(i, j int) bool {
+			a, b := d.candidates[i], d.candidates[j]
+			if a.Ready != b.Ready {
+				return !a.Ready
+			}
+			return a.Name < b.Name
+		})
+		sort.Strings(d.notDone)
+		names = append(names, name)
+	}
+	return domains, DomainOrder(in.Spec.Rollout, names)
+}
+
+func conditionsFor(plan *RolloutPlan, paused bool, strategy policyv1alpha1.RolloutStrategyType) []metav1.Condition {
+	switch {
+	case plan.Complete:
+		return rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonRolloutComplete,
+			"every driven pod runs its workload's update revision and is Ready", metav1.ConditionTrue)
+	case len(plan.Stalled) > 0:
+		s := plan.Stalled[0]
+		msg := fmt.Sprintf("domain %s made no progress since %s: pods not updated and Ready: %s; the rollout stopped there. "+
+			"Fix the workload (a new revision restarts the deadline) or set spec.rollout.paused to true and back to false to retry",
+			s.Domain, s.Since.UTC().Format(time.RFC3339), strings.Join(s.Pods, ", "))
+		return rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonProgressDeadlineExceeded, msg, metav1.ConditionFalse)
+	case paused:
+		return rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonRolloutPaused,
+			"spec.rollout.paused is true: no pod is evicted until it is set to false", metav1.ConditionFalse)
+	}
+	var parts []string
+	for _, d := range plan.Status.Domains {
+		if d.Phase == policyv1alpha1.RolloutPhaseProgressing {
+			parts = append(parts, fmt.Sprintf("%s %d/%d", d.Name, d.UpdatedPods, d.TotalPods))
+		}
+	}
+	msg := fmt.Sprintf("updating (%s): %s updated and Ready", strategyName(strategy), strings.Join(parts, ", "))
+	return rolloutConditions(metav1.ConditionTrue, policyv1alpha1.ReasonRolloutUpdating, msg, metav1.ConditionFalse)
+}
+
+func strategyName(s policyv1alpha1.RolloutStrategyType) string {
+	if s == "" {
+		return string(policyv1alpha1.DomainByDomain)
+	}
+	return string(s)
+}
+
+// rolloutConditions builds the two rollout conditions; the reason and
+// message are shared, RolloutComplete gets its own status.
+func rolloutConditions(progressing metav1.ConditionStatus, reason, msg string, complete metav1.ConditionStatus) []metav1.Condition {
+	return []metav1.Condition{
+		{Type: policyv1alpha1.ConditionRolloutProgressing, Status: progressing, Reason: reason, Message: msg},
+		{Type: policyv1alpha1.ConditionRolloutComplete, Status: complete, Reason: reason, Message: msg},
+	}
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return append(append([]string{}, s[:n]...), fmt.Sprintf("and %d more", len(s)-n))
+	}
+	return s
+}
