@@ -33,5 +33,13 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the budget status controller: %w", err)
 	}
+	if err := (&RolloutReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  recorder,
+		Clock:     o.Clock,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the rollout controller: %w", err)
+	}
 	return nil
 }

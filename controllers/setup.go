@@ -102,13 +102,22 @@ func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // budgetsForLabels lists the budgets of a namespace whose selector matches.
 func (r *BudgetReconciler) budgetsForLabels(ctx context.Context, ns string, set labels.Set, into map[types.NamespacedName]struct{}) {
+	matchingBudgets(ctx, r.Client, ns, set, into, nil)
+}
+
+// matchingBudgets adds to into the budgets of a namespace whose selector
+// matches set and, when keep is given, for which keep is true.
+func matchingBudgets(ctx context.Context, c client.Reader, ns string, set labels.Set, into map[types.NamespacedName]struct{}, keep func(*policyv1alpha1.TopologyDisruptionBudget) bool) {
 	var tdbs policyv1alpha1.TopologyDisruptionBudgetList
-	if err := r.Client.List(ctx, &tdbs, client.InNamespace(ns)); err != nil {
+	if err := c.List(ctx, &tdbs, client.InNamespace(ns)); err != nil {
 		log.FromContext(ctx).Error(err, "listing budgets to map an event", "namespace", ns)
 		return
 	}
 	for i := range tdbs.Items {
 		t := &tdbs.Items[i]
+		if keep != nil && !keep(t) {
+			continue
+		}
 		sel, err := metav1.LabelSelectorAsSelector(t.Spec.Selector)
 		if err != nil || sel.Matches(set) {
 			// A budget with a bad selector is reconciled too: it must say so.

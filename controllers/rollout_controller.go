@@ -1,0 +1,601 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
+)
+
+const (
+	// refusedRetry is how soon a rollout retries after an eviction was
+	// refused (429: the budget, a PodDisruptionBudget or another admission
+	// step is not ready for it). Pod and budget changes bring it back
+	// sooner.
+	refusedRetry = 5 * time.Second
+	// expectationTimeout bounds how long an eviction the driver made counts
+	// against its domain before the budget's status shows its record.
+	expectationTimeout = 30 * time.Second
+	// revisionHashLabel is the StatefulSet controller's pod revision label.
+	revisionHashLabel = appsv1.ControllerRevisionHashLabelKey
+	// templateGenerationLabel is the DaemonSet controller's pod label for
+	// the template generation the pod was created from.
+	templateGenerationLabel = "pod-template-generation"
+)
+
+var rolloutEvictions = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "tdb_rollout_evictions_total",
+	Help: "Evictions the rollout driver requested, by result: granted, refused (429) or error.",
+}, []string{"namespace", "tdb", "result"})
+
+func init() {
+	metrics.Registry.MustRegister(rolloutEvictions)
+}
+
+// RolloutReconciler updates the OnDelete StatefulSets and DaemonSets covered
+// by a budget with spec.rollout, by evicting outdated pods through the
+// Eviction API in domain order, and reports progress in status.rollout.
+type RolloutReconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// APIReader reads a budget live when a status write conflicts.
+	APIReader client.Reader
+	// Recorder emits events on budgets.
+	Recorder events.EventRecorder
+	// Clock is injected so tests control the progress deadline.
+	Clock clock.PassiveClock
+
+	expect evictionExpectations
+}
+
+// +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
+// +kubebuilder:rbac:groups=apps,resources=statefulsets;daemonsets,verbs=get;list;watch
+
+// Reconcile drives one budget's rollout one step.
+func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	logger := log.FromContext(ctx)
+	var tdb policyv1alpha1.TopologyDisruptionBudget
+	if err := r.Client.Get(ctx, req.NamespacedName, &tdb); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.expect.forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !tdb.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	if tdb.Spec.Rollout == nil {
+		r.expect.forget(req.NamespacedName)
+		return ctrl.Result{}, r.clearRolloutStatus(ctx, &tdb)
+	}
+	if tdb.Status.ObservedGeneration != tdb.Generation {
+		// The budget's numbers are for an older spec; the status
+		// controller's write brings us back.
+		return ctrl.Result{}, nil
+	}
+
+	now := r.Clock.Now()
+	state, err := r.observe(ctx, &tdb, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plan := budget.PlanRollout(state.input)
+
+	result := ctrl.Result{}
+	if plan.RecheckAt != nil {
+		result.RequeueAfter = plan.RecheckAt.Sub(now) + 100*time.Millisecond
+	}
+	if state.unsynced {
+		result = soonest(result, time.Second)
+	}
+	refused, err := r.evict(ctx, &tdb, state, plan.Evict, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if refused {
+		result = soonest(result, refusedRetry)
+	}
+	if r.expect.pending(req.NamespacedName) {
+		result = soonest(result, 2*time.Second)
+	}
+
+	prev := tdb.Status.DeepCopy()
+	next := rolloutStatusFor(&tdb, &plan, state.workloads, now)
+	if equality.Semantic.DeepEqual(prev.Rollout, next.Rollout) && equality.Semantic.DeepEqual(prev.Conditions, next.Conditions) {
+		return result, nil
+	}
+	if err := r.writeRolloutStatus(ctx, &tdb, next); err != nil {
+		return ctrl.Result{}, fmt.Errorf("updating rollout status of %s: %w", req.NamespacedName, err)
+	}
+	logger.V(1).Info("rollout status updated", "tdb", klog.KObj(&tdb), "currentDomain", next.Rollout.CurrentDomain,
+		"evicted", len(plan.Evict), "complete", plan.Complete)
+	r.emitRolloutEvents(&tdb, prev, &plan)
+	return result, nil
+}
+
+// rolloutState is what one pass observed.
+type rolloutState struct {
+	input     budget.RolloutInput
+	pods      map[string]*corev1.Pod
+	domainOf  map[string]string
+	workloads []policyv1alpha1.RolloutWorkloadStatus
+	// unsynced is true when an OnDelete workload's controller has not
+	// observed its latest spec: its update revision is unknown.
+	unsynced bool
+}
+
+// drivenWorkload is a covered StatefulSet or DaemonSet.
+type drivenWorkload struct {
+	status   policyv1alpha1.RolloutWorkloadStatus
+	uid      types.UID
+	driven   bool
+	updated  func(*corev1.Pod) bool
+	lastName string // a StatefulSet's highest ordinal pod
+}
+
+// observe gathers the covered pods of the budget's StatefulSets and
+// DaemonSets from the cache.
+func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, now time.Time) (*rolloutState, error) {
+	sel, err := metav1.LabelSelectorAsSelector(tdb.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("parsing spec.selector: %w", err)
+	}
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(tdb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	nodes := func(name string) *corev1.Node {
+		var n corev1.Node
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
+			return nil
+		}
+		return &n
+	}
+	state := &rolloutState{pods: map[string]*corev1.Pod{}, domainOf: map[string]string{}}
+	workloads := map[types.UID]*drivenWorkload{}
+	recorded := map[types.UID]bool{}
+	for _, rec := range tdb.Status.DisruptedPods {
+		recorded[rec.UID] = true
+	}
+	key := client.ObjectKeyFromObject(tdb)
+	running := map[types.UID]bool{} // pods not being deleted
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp == nil {
+			running[p.UID] = true
+		}
+		ref := metav1.GetControllerOf(p)
+		if ref == nil || (ref.Kind != "StatefulSet" && ref.Kind != "DaemonSet") || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		covered, domain, err := budget.DomainOf(tdb, p, nodes)
+		if err != nil || !covered {
+			// Not covered, or no domain: the budget fails closed on the
+			// latter and says so; the rollout leaves the pod alone.
+			continue
+		}
+		w, ok := workloads[ref.UID]
+		if !ok {
+			w, err = r.workload(ctx, tdb.Namespace, ref)
+			if err != nil {
+				return nil, err
+			}
+			workloads[ref.UID] = w
+		}
+		if w == nil {
+			continue
+		}
+		state.domainOf[p.Name] = domain
+		if p.Name == w.lastName {
+			w.status.NextScaleDownPod, w.status.NextScaleDownDomain = p.Name, domain
+		}
+		updated := w.updated(p)
+		ready := budget.IsHealthy(p)
+		w.status.TotalPods++
+		if updated && ready && p.DeletionTimestamp == nil {
+			w.status.UpdatedPods++
+		}
+		if !w.driven {
+			if w.status.UpdateStrategy == string(appsv1.OnDeleteStatefulSetStrategyType) {
+				state.unsynced = true
+			}
+			continue
+		}
+		state.pods[p.Name] = p
+		state.input.Pods = append(state.input.Pods, budget.RolloutPod{
+			Name: p.Name, Domain: domain, Updated: updated, Ready: ready,
+			Deleting: p.DeletionTimestamp != nil,
+			Evicted:  recorded[p.UID] || r.expect.has(key, p.UID),
+		})
+	}
+
+	// Granted evictions of driven pods not replaced yet, per domain.
+	inFlight := map[string]int32{}
+	for _, rec := range tdb.Status.DisruptedPods {
+		if w := workloads[rec.ControllerUID]; w != nil && w.driven {
+			inFlight[rec.Domain]++
+		}
+	}
+	rows := append([]policyv1alpha1.DomainStatus(nil), tdb.Status.Domains...)
+	for domain, n := range r.expect.unrecorded(key, recorded, running, now) {
+		inFlight[domain] += n
+		for i := range rows {
+			if rows[i].Name == domain {
+				rows[i].DisruptionsAllowed -= n
+			}
+		}
+	}
+
+	var prevRevisions map[string]string
+	if tdb.Status.Rollout != nil {
+		prevRevisions = map[string]string{}
+		for _, w := range tdb.Status.Rollout.Workloads {
+			prevRevisions[w.Kind+"/"+w.Name] = w.UpdateRevision
+		}
+	}
+	newRevision := false
+	for _, w := range workloads {
+		if w == nil {
+			continue
+		}
+		if old, ok := prevRevisions[w.status.Kind+"/"+w.status.Name]; ok && w.driven && old != w.status.UpdateRevision {
+			newRevision = true
+		}
+		state.workloads = append(state.workloads, w.status)
+	}
+	sort.Slice(state.workloads, func(i, j int) bool {
+		a, b := state.workloads[i], state.workloads[j]
+		return a.Kind+"/"+a.Name < b.Kind+"/"+b.Name
+	})
+	state.input = budget.RolloutInput{
+		Spec: &tdb.Spec, Budget: rows, Pods: state.input.Pods, InFlight: inFlight,
+		Previous: tdb.Status.Rollout, NewRevision: newRevision, Now: now,
+	}
+	return state, nil
+}
+
+// workload reads a pod's StatefulSet or DaemonSet from the cache; nil when
+// it is gone or was recreated under the same name.
+func (r *RolloutReconciler) workload(ctx context.Context, ns string, ref *metav1.OwnerReference) (*drivenWorkload, error) {
+	key := client.ObjectKey{Namespace: ns, Name: ref.Name}
+	switch ref.Kind {
+	case "StatefulSet":
+		var sts appsv1.StatefulSet
+		if err := r.Client.Get(ctx, key, &sts); err != nil || sts.UID != ref.UID {
+			return nil, client.IgnoreNotFound(err)
+		}
+		strategy := string(sts.Spec.UpdateStrategy.Type)
+		if strategy == "" {
+			strategy = string(appsv1.RollingUpdateStatefulSetStrategyType)
+		}
+		rev := sts.Status.UpdateRevision
+		w := &drivenWorkload{
+			uid: sts.UID,
+			status: policyv1alpha1.RolloutWorkloadStatus{
+				Kind: "StatefulSet", Name: sts.Name, UpdateStrategy: strategy, UpdateRevision: rev,
+			},
+			driven:  strategy == string(appsv1.OnDeleteStatefulSetStrategyType) && rev != "" && sts.Status.ObservedGeneration >= sts.Generation,
+			updated: func(p *corev1.Pod) bool { return rev != "" && p.Labels[revisionHashLabel] == rev },
+		}
+		replicas := int32(1)
+		if sts.Spec.Replicas != nil {
+			replicas = *sts.Spec.Replicas
+		}
+		start := int32(0)
+		if sts.Spec.Ordinals != nil {
+			start = sts.Spec.Ordinals.Start
+		}
+		if replicas > 0 {
+			w.lastName = fmt.Sprintf("%s-%d", sts.Name, start+replicas-1)
+		}
+		return w, nil
+	case "DaemonSet":
+		var ds appsv1.DaemonSet
+		if err := r.Client.Get(ctx, key, &ds); err != nil || ds.UID != ref.UID {
+			return nil, client.IgnoreNotFound(err)
+		}
+		strategy := string(ds.Spec.UpdateStrategy.Type)
+		if strategy == "" {
+			strategy = string(appsv1.RollingUpdateDaemonSetStrategyType)
+		}
+		gen := ds.Annotations[daemonSetTemplateGeneration]
+		return &drivenWorkload{
+			uid: ds.UID,
+			status: policyv1alpha1.RolloutWorkloadStatus{
+				Kind: "DaemonSet", Name: ds.Name, UpdateStrategy: strategy, UpdateRevision: gen,
+			},
+			driven:  strategy == string(appsv1.OnDeleteDaemonSetStrategyType) && gen != "" && ds.Status.ObservedGeneration >= ds.Generation,
+			updated: func(p *corev1.Pod) bool { return gen != "" && p.Labels[templateGenerationLabel] == gen },
+		}, nil
+	}
+	return nil, nil
+}
+
+// evict requests the planned evictions through the Eviction API, so that
+// the budget's webhook, PodDisruptionBudgets and any other admission step
+// apply to them. It stops at the first refusal: a 429 is back-pressure.
+func (r *RolloutReconciler) evict(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, state *rolloutState, names []string, now time.Time) (refused bool, err error) {
+	logger := log.FromContext(ctx)
+	key := client.ObjectKeyFromObject(tdb)
+	for _, name := range names {
+		p := state.pods[name]
+		ev := &policyv1.Eviction{
+			ObjectMeta:    metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
+			DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}},
+		}
+		err := r.Client.SubResource("eviction").Create(ctx, p, ev)
+		switch {
+		case err == nil:
+			rolloutEvictions.WithLabelValues(tdb.Namespace, tdb.Name, "granted").Inc()
+			r.expect.add(key, p.UID, state.domainOf[name], now)
+			logger.V(1).Info("evicted outdated pod", "tdb", klog.KObj(tdb), "pod", klog.KObj(p), "domain", state.domainOf[name])
+		case apierrors.IsTooManyRequests(err):
+			rolloutEvictions.WithLabelValues(tdb.Namespace, tdb.Name, "refused").Inc()
+			logger.V(1).Info("eviction refused, retrying later", "tdb", klog.KObj(tdb), "pod", klog.KObj(p), "reason", err.Error())
+			return true, nil
+		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+			// Gone or replaced meanwhile: the next pass sees it.
+			continue
+		default:
+			rolloutEvictions.WithLabelValues(tdb.Namespace, tdb.Name, "error").Inc()
+			return false, fmt.Errorf("evicting pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+	}
+	return false, nil
+}
+
+// rolloutStatusFor builds the status with the plan's rollout status and
+// conditions; every other field is kept.
+func rolloutStatusFor(tdb *policyv1alpha1.TopologyDisruptionBudget, plan *budget.RolloutPlan, workloads []policyv1alpha1.RolloutWorkloadStatus, now time.Time) *policyv1alpha1.TopologyDisruptionBudgetStatus {
+	next := tdb.Status.DeepCopy()
+	ro := plan.Status
+	ro.Workloads = workloads
+	next.Rollout = &ro
+	for _, c := range plan.Conditions {
+		c.ObservedGeneration = tdb.Generation
+		c.LastTransitionTime = metav1.NewTime(now)
+		apimeta.SetStatusCondition(&next.Conditions, c)
+	}
+	return next
+}
+
+// writeRolloutStatus writes status.rollout and the rollout conditions. The
+// webhook and the status controller write the same status; on a conflict
+// the budget is read again and only the fields this controller owns are
+// applied to it.
+func (r *RolloutReconciler) writeRolloutStatus(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, next *policyv1alpha1.TopologyDisruptionBudgetStatus) error {
+	first := true
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !first {
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(tdb), tdb); err != nil {
+				return err
+			}
+		}
+		first = false
+		applyRolloutFields(&tdb.Status, next)
+		return r.Client.Status().Update(ctx, tdb)
+	})
+}
+
+// applyRolloutFields copies the fields the rollout controller owns.
+func applyRolloutFields(dst, src *policyv1alpha1.TopologyDisruptionBudgetStatus) {
+	dst.Rollout = src.Rollout
+	for _, t := range []string{policyv1alpha1.ConditionRolloutProgressing, policyv1alpha1.ConditionRolloutComplete} {
+		if c := apimeta.FindStatusCondition(src.Conditions, t); c != nil {
+			apimeta.SetStatusCondition(&dst.Conditions, *c)
+		} else {
+			apimeta.RemoveStatusCondition(&dst.Conditions, t)
+		}
+	}
+}
+
+// clearRolloutStatus removes the rollout status of a budget whose
+// spec.rollout was removed.
+func (r *RolloutReconciler) clearRolloutStatus(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget) error {
+	if tdb.Status.Rollout == nil &&
+		apimeta.FindStatusCondition(tdb.Status.Conditions, policyv1alpha1.ConditionRolloutProgressing) == nil &&
+		apimeta.FindStatusCondition(tdb.Status.Conditions, policyv1alpha1.ConditionRolloutComplete) == nil {
+		return nil
+	}
+	return r.writeRolloutStatus(ctx, tdb, &policyv1alpha1.TopologyDisruptionBudgetStatus{})
+}
+
+// emitRolloutEvents reports, after the write, a domain starting, a stall
+// and the end of a rollout.
+func (r *RolloutReconciler) emitRolloutEvents(tdb *policyv1alpha1.TopologyDisruptionBudget, prev *policyv1alpha1.TopologyDisruptionBudgetStatus, plan *budget.RolloutPlan) {
+	if r.Recorder == nil {
+		return
+	}
+	for _, d := range plan.Started {
+		r.Recorder.Eventf(tdb, nil, corev1.EventTypeNormal, policyv1alpha1.EventReasonRolloutDomainStarted, "Rollout",
+			"updating domain %s (%s)", d, strategyOf(tdb))
+	}
+	wasStalled := map[string]bool{}
+	if prev.Rollout != nil {
+		for _, d := range prev.Rollout.Domains {
+			wasStalled[d.Name] = d.Phase == policyv1alpha1.RolloutPhaseStalled
+		}
+	}
+	for _, s := range plan.Stalled {
+		if wasStalled[s.Domain] {
+			continue
+		}
+		r.Recorder.Eventf(tdb, nil, corev1.EventTypeWarning, policyv1alpha1.EventReasonRolloutStalled, "Rollout",
+			"domain %s made no progress since %s (pods not updated and Ready: %v); the rollout stopped there: fix the workload or pause and resume",
+			s.Domain, s.Since.UTC().Format(time.RFC3339), s.Pods)
+	}
+	if plan.Complete && len(plan.Status.Domains) > 0 && !apimeta.IsStatusConditionTrue(prev.Conditions, policyv1alpha1.ConditionRolloutComplete) {
+		r.Recorder.Eventf(tdb, nil, corev1.EventTypeNormal, policyv1alpha1.EventReasonRolloutComplete, "Rollout",
+			"every driven pod is updated and Ready in %d domain(s)", len(plan.Status.Domains))
+	}
+}
+
+func strategyOf(tdb *policyv1alpha1.TopologyDisruptionBudget) string {
+	if s := tdb.Spec.Rollout.Strategy; s != "" {
+		return string(s)
+	}
+	return string(policyv1alpha1.DomainByDomain)
+}
+
+func soonest(r ctrl.Result, after time.Duration) ctrl.Result {
+	if r.RequeueAfter == 0 || after < r.RequeueAfter {
+		r.RequeueAfter = after
+	}
+	return r
+}
+
+// evictionExpectations remembers the evictions the driver was granted until
+// the budget's status shows their records, so that a pass reading an older
+// status neither evicts the same pod again nor spends the same allowance
+// twice. It is only an optimisation: the webhook refuses what the budget
+// does not allow, and the records in status survive restarts.
+type evictionExpectations struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]map[types.UID]expectation
+}
+
+type expectation struct {
+	domain string
+	at     time.Time
+}
+
+func (e *evictionExpectations) add(key types.NamespacedName, uid types.UID, domain string, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil {
+		e.m = map[types.NamespacedName]map[types.UID]expectation{}
+	}
+	if e.m[key] == nil {
+		e.m[key] = map[types.UID]expectation{}
+	}
+	e.m[key][uid] = expectation{domain: domain, at: now}
+}
+
+func (e *evictionExpectations) has(key types.NamespacedName, uid types.UID) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.m[key][uid]
+	return ok
+}
+
+// unrecorded drops the expectations the status shows, whose pods are seen
+// deleting or gone (the pod then speaks for itself, and its record may
+// already be gone with it), or that timed out; it counts the others per
+// domain.
+func (e *evictionExpectations) unrecorded(key types.NamespacedName, recorded, running map[types.UID]bool, now time.Time) map[string]int32 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := map[string]int32{}
+	for uid, x := range e.m[key] {
+		if recorded[uid] || !running[uid] || now.Sub(x.at) > expectationTimeout {
+			delete(e.m[key], uid)
+			continue
+		}
+		out[x.domain]++
+	}
+	return out
+}
+
+func (e *evictionExpectations) pending(key types.NamespacedName) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.m[key]) > 0
+}
+
+func (e *evictionExpectations) forget(key types.NamespacedName) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.m, key)
+}
+
+// SetupWithManager wires the rollout driver: budgets with spec.rollout, and
+// the pods, StatefulSets and DaemonSets that move their rollouts.
+func (r *RolloutReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&policyv1alpha1.TopologyDisruptionBudget{}, builder.WithPredicates(rolloutBudget{})).
+		Named("rollout").
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForPod), builder.WithPredicates(podChanged{})).
+		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForWorkload), builder.WithPredicates(revisionChanged{})).
+		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForWorkload), builder.WithPredicates(revisionChanged{})).
+		Complete(r)
+}
+
+func hasRollout(t *policyv1alpha1.TopologyDisruptionBudget) bool {
+	return t.Spec.Rollout != nil || t.Status.Rollout != nil
+}
+
+func (r *RolloutReconciler) budgetsForPod(ctx context.Context, obj client.Object) []reconcile.Request {
+	set := map[types.NamespacedName]struct{}{}
+	matchingBudgets(ctx, r.Client, obj.GetNamespace(), obj.GetLabels(), set, hasRollout)
+	return toRequests(set)
+}
+
+func (r *RolloutReconciler) budgetsForWorkload(ctx context.Context, obj client.Object) []reconcile.Request {
+	set := map[types.NamespacedName]struct{}{}
+	matchingBudgets(ctx, r.Client, obj.GetNamespace(), templateLabels(obj), set, hasRollout)
+	return toRequests(set)
+}
+
+// rolloutBudget passes budgets that have or had a rollout.
+type rolloutBudget struct{ predicate.Funcs }
+
+func (rolloutBudget) Create(e event.CreateEvent) bool { return budgetHasRollout(e.Object) }
+func (rolloutBudget) Delete(e event.DeleteEvent) bool { return budgetHasRollout(e.Object) }
+func (rolloutBudget) Update(e event.UpdateEvent) bool {
+	return budgetHasRollout(e.ObjectOld) || budgetHasRollout(e.ObjectNew)
+}
+
+func budgetHasRollout(o client.Object) bool {
+	t, ok := o.(*policyv1alpha1.TopologyDisruptionBudget)
+	return ok && hasRollout(t)
+}
+
+// revisionChanged passes workload updates that can start or move a rollout:
+// a new spec, update revision or strategy, or the controller catching up.
+type revisionChanged struct{ predicate.Funcs }
+
+func (revisionChanged) Update(e event.UpdateEvent) bool {
+	switch o := e.ObjectOld.(type) {
+	case *appsv1.StatefulSet:
+		n, ok := e.ObjectNew.(*appsv1.StatefulSet)
+		return !ok || o.Generation != n.Generation || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
+			o.Status.UpdateRevision != n.Status.UpdateRevision ||
+			!equality.Semantic.DeepEqual(o.Spec.UpdateStrategy, n.Spec.UpdateStrategy) ||
+			!equality.Semantic.DeepEqual(o.Spec.Replicas, n.Spec.Replicas)
+	case *appsv1.DaemonSet:
+		n, ok := e.ObjectNew.(*appsv1.DaemonSet)
+		return !ok || o.Generation != n.Generation || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
+			o.Annotations[daemonSetTemplateGeneration] != n.Annotations[daemonSetTemplateGeneration] ||
+			!equality.Semantic.DeepEqual(o.Spec.UpdateStrategy, n.Spec.UpdateStrategy)
+	}
+	return true
+}

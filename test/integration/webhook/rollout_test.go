@@ -1,0 +1,315 @@
+//go:build integration
+
+package webhook_test
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/test/integration/framework"
+)
+
+const (
+	oldRevision = "db-rev-1"
+	newRevision = "db-rev-2"
+)
+
+// rolloutWorld is one OnDelete StatefulSet "db" of two pods per zone. No
+// StatefulSet controller runs in envtest: the test plays it, replacing each
+// pod the operator evicted (the API server leaves it terminating, since no
+// kubelet confirms the deletion) with a pod of the new revision.
+type rolloutWorld struct {
+	ns    string
+	sts   *appsv1.StatefulSet
+	nodes map[string]string
+
+	mu        sync.Mutex
+	zoneOf    map[string]string
+	seen      map[string]time.Time // when a pod was first seen terminating
+	evictions []string // zones, in eviction order
+	// maxDeleting is the most pods of one zone seen terminating at once;
+	// maxZones the most zones with a terminating pod at once.
+	maxDeleting, maxZones int
+	// readyReplacements: replacements start Ready (else not Ready).
+	readyReplacements bool
+}
+
+func newRolloutWorld() *rolloutWorld {
+	w := &rolloutWorld{
+		ns: newNamespace(), nodes: map[string]string{}, zoneOf: map[string]string{}, seen: map[string]time.Time{},
+		readyReplacements: true,
+	}
+	for _, z := range zones {
+		name := w.ns + "-" + z
+		_, err := framework.Node(ctx, k8s, name, map[string]string{framework.ZoneKey: z})
+		Expect(err).NotTo(HaveOccurred())
+		w.nodes[z] = name
+	}
+	labels := map[string]string{"app": "ingester"}
+	sts, err := framework.StatefulSet(ctx, k8s, w.ns, "db", 6, labels)
+	Expect(err).NotTo(HaveOccurred())
+	sts.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
+	Expect(k8s.Update(ctx, sts)).To(Succeed())
+	w.sts = sts
+	w.setRevision(oldRevision)
+	for i := range 6 {
+		z := zones[i%3]
+		w.zoneOf[fmt.Sprintf("db-%d", i)] = z
+		w.createPod(fmt.Sprintf("db-%d", i), oldRevision, true)
+	}
+	return w
+}
+
+// setRevision publishes the update revision as the StatefulSet controller
+// would after a template change.
+func (w *rolloutWorld) setRevision(rev string) {
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(w.sts), w.sts)).To(Succeed())
+	w.sts.Status = appsv1.StatefulSetStatus{
+		ObservedGeneration: w.sts.Generation, Replicas: 6,
+		CurrentRevision: oldRevision, UpdateRevision: rev,
+	}
+	Expect(k8s.Status().Update(ctx, w.sts)).To(Succeed())
+}
+
+func (w *rolloutWorld) createPod(name, rev string, ready bool) {
+	_, err := framework.Pod(ctx, k8s, w.ns, framework.PodSpec{
+		Name: name, Node: w.nodes[w.zoneOf[name]], Owner: w.sts, Ready: ready,
+		Labels: map[string]string{"app": "ingester", appsv1.ControllerRevisionHashLabelKey: rev},
+	})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// step replaces the pods terminating for half a second (the time a kubelet
+// takes to stop them) with pods of the new revision, and records what it
+// saw.
+func (w *rolloutWorld) step() {
+	var pods corev1.PodList
+	Expect(k8s.List(ctx, &pods, client.InNamespace(w.ns))).To(Succeed())
+	deleting := map[string]int{}
+	var gone []corev1.Pod
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			continue
+		}
+		deleting[w.zoneOf[p.Name]]++
+		key := string(p.UID)
+		if _, ok := w.seen[key]; !ok {
+			w.seen[key] = time.Now()
+		}
+		if time.Since(w.seen[key]) >= 500*time.Millisecond {
+			gone = append(gone, p)
+		}
+	}
+	w.mu.Lock()
+	for _, n := range deleting {
+		w.maxDeleting = max(w.maxDeleting, n)
+	}
+	w.maxZones = max(w.maxZones, len(deleting))
+	w.mu.Unlock()
+	for i := range gone {
+		p := &gone[i]
+		w.mu.Lock()
+		w.evictions = append(w.evictions, w.zoneOf[p.Name])
+		w.mu.Unlock()
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, p, client.GracePeriodSeconds(0)))).To(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{}) }).ShouldNot(Succeed())
+		w.mu.Lock()
+		ready := w.readyReplacements
+		w.mu.Unlock()
+		w.createPod(p.Name, newRevision, ready)
+	}
+}
+
+// run plays the StatefulSet controller until stop is closed.
+func (w *rolloutWorld) run(stop <-chan struct{}) {
+	defer GinkgoRecover()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(100 * time.Millisecond):
+			w.step()
+		}
+	}
+}
+
+func (w *rolloutWorld) evicted() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.evictions...)
+}
+
+// maxima are the most terminating pods seen in one zone, and the most zones
+// with a terminating pod, at once.
+func (w *rolloutWorld) maxima() (perZone, zonesAtOnce int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.maxDeleting, w.maxZones
+}
+
+func (w *rolloutWorld) podsAt(rev string) int {
+	var pods corev1.PodList
+	Expect(k8s.List(ctx, &pods, client.InNamespace(w.ns))).To(Succeed())
+	n := 0
+	for _, p := range pods.Items {
+		if p.Labels[appsv1.ControllerRevisionHashLabelKey] == rev && p.DeletionTimestamp == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func rolloutCondition(t *policyv1alpha1.TopologyDisruptionBudget, typ string) func() metav1.Condition {
+	return func() metav1.Condition {
+		if c := apimeta.FindStatusCondition(get(t).Status.Conditions, typ); c != nil {
+			return *c
+		}
+		return metav1.Condition{}
+	}
+}
+
+func phases(t *policyv1alpha1.TopologyDisruptionBudget) func() []string {
+	return func() []string {
+		var out []string
+		if r := get(t).Status.Rollout; r != nil {
+			for _, d := range r.Domains {
+				out = append(out, fmt.Sprintf("%s %s %d/%d", d.Name, d.Phase, d.UpdatedPods, d.TotalPods))
+			}
+		}
+		return out
+	}
+}
+
+func withRollout(strategy policyv1alpha1.RolloutStrategyType, mutate func(*policyv1alpha1.RolloutSpec)) func(*policyv1alpha1.TopologyDisruptionBudgetSpec) {
+	return func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+		s.Rollout = &policyv1alpha1.RolloutSpec{Strategy: strategy}
+		if mutate != nil {
+			mutate(s.Rollout)
+		}
+	}
+}
+
+var _ = Describe("Rollouts of OnDelete StatefulSets driven through the Eviction API", func() {
+	It("updates domain by domain in domainOrder, one pod per zone at a time, and reports completion", func() {
+		w := newRolloutWorld()
+		tdb := newBudget(w.ns, "db", withRollout(policyv1alpha1.DomainByDomain, func(r *policyv1alpha1.RolloutSpec) {
+			r.DomainOrder = []string{"zone-b", "zone-c"}
+		}))
+		Eventually(rolloutCondition(tdb, policyv1alpha1.ConditionRolloutComplete)).Should(HaveField("Status", metav1.ConditionTrue))
+		Consistently(w.evicted, "1s").Should(BeEmpty(), "nothing is outdated yet")
+
+		stop := make(chan struct{})
+		defer close(stop)
+		go w.run(stop)
+		w.setRevision(newRevision)
+
+		Eventually(func() int { return w.podsAt(newRevision) }, "60s").Should(Equal(6))
+		Eventually(rolloutCondition(tdb, policyv1alpha1.ConditionRolloutComplete)).Should(And(
+			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", policyv1alpha1.ReasonRolloutComplete)))
+		Expect(w.evicted()).To(Equal([]string{"zone-b", "zone-b", "zone-c", "zone-c", "zone-a", "zone-a"}))
+		perZone, zonesAtOnce := w.maxima()
+		Expect(perZone).To(Equal(1), "maxUnavailable 1 per zone")
+		Expect(zonesAtOnce).To(Equal(1), "DomainByDomain disrupts one zone at a time")
+		Expect(phases(tdb)()).To(Equal([]string{"zone-b Complete 2/2", "zone-c Complete 2/2", "zone-a Complete 2/2"}))
+		ro := get(tdb).Status.Rollout
+		Expect(ro.Workloads).To(ConsistOf(And(
+			HaveField("Kind", "StatefulSet"), HaveField("Name", "db"), HaveField("UpdateStrategy", "OnDelete"),
+			HaveField("UpdateRevision", newRevision), HaveField("UpdatedPods", int32(6)), HaveField("TotalPods", int32(6)),
+			HaveField("NextScaleDownPod", "db-5"), HaveField("NextScaleDownDomain", "zone-c"))))
+		Expect(eventReasons(w.ns, "db")).To(ContainElements(
+			policyv1alpha1.EventReasonRolloutDomainStarted, policyv1alpha1.EventReasonRolloutComplete))
+	})
+
+	It("updates every domain at once under AllDomains, each within its budget", func() {
+		w := newRolloutWorld()
+		tdb := newBudget(w.ns, "db", withRollout(policyv1alpha1.AllDomains, nil))
+		Eventually(rolloutCondition(tdb, policyv1alpha1.ConditionRolloutComplete)).Should(HaveField("Status", metav1.ConditionTrue))
+		stop := make(chan struct{})
+		defer close(stop)
+		go w.run(stop)
+		w.setRevision(newRevision)
+
+		Eventually(func() int { return w.podsAt(newRevision) }, "60s").Should(Equal(6))
+		Eventually(rolloutCondition(tdb, policyv1alpha1.ConditionRolloutComplete)).Should(HaveField("Status", metav1.ConditionTrue))
+		perZone, zonesAtOnce := w.maxima()
+		Expect(perZone).To(Equal(1), "maxUnavailable 1 per zone")
+		Expect(zonesAtOnce).To(Equal(3), "AllDomains works in every zone at once")
+		Expect(w.evicted()).To(ConsistOf("zone-a", "zone-a", "zone-b", "zone-b", "zone-c", "zone-c"))
+	})
+
+	It("evicts nothing while paused and resumes where it stopped", func() {
+		w := newRolloutWorld()
+		tdb := newBudget(w.ns, "db", withRollout(policyv1alpha1.DomainByDomain, func(r *policyv1alpha1.RolloutSpec) { r.Paused = true }))
+		stop := make(chan struct{})
+		defer close(stop)
+		go w.run(stop)
+		w.setRevision(newRevision)
+
+		Eventually(rolloutCondition(tdb, policyv1alpha1.ConditionRolloutProgressing)).Should(HaveField("Reason", policyv1alpha1.ReasonRolloutPaused))
+		Expect(phases(tdb)()).To(Equal([]string{"zone-a Paused 0/2", "zone-b Pending 0/2", "zone-c Pending 0/2"}))
+		Consistently(w.evicted, "3s").Should(BeEmpty())
+
+		t := get(tdb)
+		t.Spec.Rollout.Paused = false
+		Expect(k8s.Update(ctx, t)).To(Succeed())
+		Eventually(func() int { return w.podsAt(newRevision) }, "60s").Should(Equal(6))
+		Eventually(rolloutCondition(tdb, policyv1alpha1.ConditionRolloutComplete)).Should(HaveField("Status", metav1.ConditionTrue))
+		Expect(w.evicted()).To(Equal([]string{"zone-a", "zone-a", "zone-b", "zone-b", "zone-c", "zone-c"}))
+	})
+
+	It("stops in a domain that does not recover within the deadline, says why, and goes on once it recovers", func() {
+		w := newRolloutWorld()
+		w.readyReplacements = false // the new revision does not start
+		tdb := newBudget(w.ns, "db", withRollout(policyv1alpha1.DomainByDomain, func(r *policyv1alpha1.RolloutSpec) {
+			r.ProgressDeadlineSeconds = ptr.To[int32](3)
+		}))
+		stop := make(chan struct{})
+		defer close(stop)
+		go w.run(stop)
+		w.setRevision(newRevision)
+
+		Eventually(rolloutCondition(tdb, policyv1alpha1.ConditionRolloutProgressing), "15s").Should(And(
+			HaveField("Status", metav1.ConditionFalse),
+			HaveField("Reason", policyv1alpha1.ReasonProgressDeadlineExceeded),
+			HaveField("Message", And(ContainSubstring("domain zone-a"), ContainSubstring("db-0")))))
+		Expect(phases(tdb)()).To(Equal([]string{"zone-a Stalled 0/2", "zone-b Pending 0/2", "zone-c Pending 0/2"}))
+		Consistently(w.evicted, "3s").Should(Equal([]string{"zone-a"}), "a stalled rollout evicts nothing more")
+		Eventually(func() []string { return eventReasons(w.ns, "db") }).Should(ContainElement(policyv1alpha1.EventReasonRolloutStalled))
+
+		// The replacement starts after all (the image was fixed): the
+		// rollout goes on by itself.
+		w.mu.Lock()
+		w.readyReplacements = true
+		w.mu.Unlock()
+		var p corev1.Pod
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: "db-0"}, &p)).To(Succeed())
+		Expect(framework.SetReady(ctx, k8s, &p, true)).To(Succeed())
+		Eventually(func() int { return w.podsAt(newRevision) }, "60s").Should(Equal(6))
+		Eventually(rolloutCondition(tdb, policyv1alpha1.ConditionRolloutComplete)).Should(HaveField("Status", metav1.ConditionTrue))
+	})
+})
+
+// eventReasons lists the reasons of the events regarding a budget.
+func eventReasons(ns, name string) []string {
+	var evs eventsv1.EventList
+	Expect(k8s.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, e := range evs.Items {
+		if e.Regarding.Name == name {
+			out = append(out, e.Reason)
+		}
+	}
+	return out
+}
