@@ -99,8 +99,15 @@ func (w *rolloutWorld) step() {
 	Expect(k8s.List(ctx, &pods, client.InNamespace(w.ns))).To(Succeed())
 	deleting := map[string]int{}
 	var gone []corev1.Pod
-	for _, p := range pods.Items {
+	w.mu.Lock()
+	started := w.readyReplacements
+	w.mu.Unlock()
+	for i := range pods.Items {
+		p := &pods.Items[i]
 		if p.DeletionTimestamp == nil {
+			if started && p.Labels[appsv1.ControllerRevisionHashLabelKey] == newRevision && !podReady(p) {
+				Expect(framework.SetReady(ctx, k8s, p, true)).To(Succeed())
+			}
 			continue
 		}
 		deleting[w.zoneOf[p.Name]]++
@@ -109,7 +116,7 @@ func (w *rolloutWorld) step() {
 			w.seen[key] = time.Now()
 		}
 		if time.Since(w.seen[key]) >= 500*time.Millisecond {
-			gone = append(gone, p)
+			gone = append(gone, *p)
 		}
 	}
 	w.mu.Lock()
@@ -145,10 +152,28 @@ func (w *rolloutWorld) run(stop <-chan struct{}) {
 	}
 }
 
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 func (w *rolloutWorld) evicted() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]string(nil), w.evictions...)
+}
+
+// startReplacements makes the replacements start after all (the image was
+// fixed): the next steps make those not Ready Ready, and later ones start
+// Ready.
+func (w *rolloutWorld) startReplacements() {
+	w.mu.Lock()
+	w.readyReplacements = true
+	w.mu.Unlock()
 }
 
 // maxima are the most terminating pods seen in one zone, and the most zones
@@ -269,6 +294,31 @@ var _ = Describe("Rollouts of OnDelete StatefulSets driven through the Eviction 
 		Expect(w.evicted()).To(Equal([]string{"zone-a", "zone-a", "zone-b", "zone-b", "zone-c", "zone-c"}))
 	})
 
+	It("picks up a spec change mid-rollout: DomainByDomain switched to AllDomains", func() {
+		w := newRolloutWorld()
+		w.readyReplacements = false // holds zone-a until the switch
+		tdb := newBudget(w.ns, "db", withRollout(policyv1alpha1.DomainByDomain, nil))
+		stop := make(chan struct{})
+		defer close(stop)
+		go w.run(stop)
+		w.setRevision(newRevision)
+		Eventually(phases(tdb)).Should(Equal([]string{"zone-a Progressing 0/2", "zone-b Pending 0/2", "zone-c Pending 0/2"}))
+		Eventually(w.evicted).Should(Equal([]string{"zone-a"}))
+		Consistently(w.evicted, "2s").Should(Equal([]string{"zone-a"}))
+
+		t := get(tdb)
+		t.Spec.Rollout.Strategy = policyv1alpha1.AllDomains
+		Expect(k8s.Update(ctx, t)).To(Succeed())
+		// zone-a's replacement is still not Ready: AllDomains goes on in the
+		// other zones, each within its own budget.
+		Eventually(func() []string { return w.evicted() }).Should(ConsistOf("zone-a", "zone-b", "zone-c"))
+		w.startReplacements()
+		Eventually(func() int { return w.podsAt(newRevision) }, "60s").Should(Equal(6))
+		Eventually(rolloutCondition(tdb, policyv1alpha1.ConditionRolloutComplete)).Should(HaveField("Status", metav1.ConditionTrue))
+		perZone, _ := w.maxima()
+		Expect(perZone).To(Equal(1), "maxUnavailable 1 per zone")
+	})
+
 	It("stops in a domain that does not recover within the deadline, says why, and goes on once it recovers", func() {
 		w := newRolloutWorld()
 		w.readyReplacements = false // the new revision does not start
@@ -290,12 +340,7 @@ var _ = Describe("Rollouts of OnDelete StatefulSets driven through the Eviction 
 
 		// The replacement starts after all (the image was fixed): the
 		// rollout goes on by itself.
-		w.mu.Lock()
-		w.readyReplacements = true
-		w.mu.Unlock()
-		var p corev1.Pod
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: "db-0"}, &p)).To(Succeed())
-		Expect(framework.SetReady(ctx, k8s, &p, true)).To(Succeed())
+		w.startReplacements()
 		Eventually(func() int { return w.podsAt(newRevision) }, "60s").Should(Equal(6))
 		Eventually(rolloutCondition(tdb, policyv1alpha1.ConditionRolloutComplete)).Should(HaveField("Status", metav1.ConditionTrue))
 	})
