@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,7 +49,7 @@ const (
 	revisionHashLabel = appsv1.ControllerRevisionHashLabelKey
 	// templateGenerationLabel is the DaemonSet controller's pod label for
 	// the template generation the pod was created from.
-	templateGenerationLabel = "pod-template-generation"
+	templateGenerationLabel = extensionsv1beta1.DaemonSetTemplateGenerationKey
 )
 
 var rolloutEvictions = prometheus.NewCounterVec(prometheus.CounterOpts{
