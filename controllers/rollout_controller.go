@@ -453,10 +453,23 @@ func (r *RolloutReconciler) emitRolloutEvents(tdb *policyv1alpha1.TopologyDisrup
 			"domain %s made no progress since %s (pods not updated and Ready: %v); the rollout stopped there: fix the workload or pause and resume",
 			s.Domain, s.Since.UTC().Format(time.RFC3339), s.Pods)
 	}
-	if plan.Complete && len(plan.Status.Domains) > 0 && !apimeta.IsStatusConditionTrue(prev.Conditions, policyv1alpha1.ConditionRolloutComplete) {
+	if plan.Complete && wasUpdating(prev.Rollout) {
 		r.Recorder.Eventf(tdb, nil, corev1.EventTypeNormal, policyv1alpha1.EventReasonRolloutComplete, "Rollout",
 			"every driven pod is updated and Ready in %d domain(s)", len(plan.Status.Domains))
 	}
+}
+
+// wasUpdating is true when the last status had a domain not complete.
+func wasUpdating(ro *policyv1alpha1.RolloutStatus) bool {
+	if ro == nil {
+		return false
+	}
+	for _, d := range ro.Domains {
+		if d.Phase != policyv1alpha1.RolloutPhaseComplete {
+			return true
+		}
+	}
+	return false
 }
 
 func strategyOf(tdb *policyv1alpha1.TopologyDisruptionBudget) string {
