@@ -108,14 +108,18 @@ func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if state.unsynced {
+		// An OnDelete workload's controller has not published the revision
+		// of its latest template yet: acting or reporting now would treat
+		// its pods as up to date. The workload's status update brings us
+		// back.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	plan := budget.PlanRollout(state.input)
 
 	result := ctrl.Result{}
 	if plan.RecheckAt != nil {
 		result.RequeueAfter = plan.RecheckAt.Sub(now) + 100*time.Millisecond
-	}
-	if state.unsynced {
-		result = soonest(result, time.Second)
 	}
 	refused, err := r.evict(ctx, &tdb, state, plan.Evict, now)
 	if err != nil {
@@ -198,9 +202,12 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 			continue
 		}
 		covered, domain, err := budget.DomainOf(tdb, p, nodes)
-		if err != nil || !covered {
+		if err != nil || !covered || domain == "" {
 			// Not covered, or no domain: the budget fails closed on the
-			// latter and says so; the rollout leaves the pod alone.
+			// latter and says so; the rollout leaves the pod alone. A
+			// replacement not scheduled yet has no domain either: the
+			// eviction record of the pod it replaces keeps that domain
+			// busy until it is scheduled.
 			continue
 		}
 		w, ok := workloads[ref.UID]
