@@ -134,17 +134,17 @@ type RolloutSpec struct {
 type RolloutPhase string
 
 const (
-	// RolloutPhasePending: the domain has outdated pods and waits for its
+	// RolloutPhasePending means the domain has outdated pods and waits for its
 	// turn (DomainByDomain) or for maxDisruptedDomains (AllDomains).
 	RolloutPhasePending RolloutPhase = "Pending"
-	// RolloutPhaseProgressing: the domain's outdated pods are being replaced.
+	// RolloutPhaseProgressing means the domain's outdated pods are being replaced.
 	RolloutPhaseProgressing RolloutPhase = "Progressing"
-	// RolloutPhasePaused: spec.rollout.paused stops the domain.
+	// RolloutPhasePaused means spec.rollout.paused stops the domain.
 	RolloutPhasePaused RolloutPhase = "Paused"
-	// RolloutPhaseStalled: the domain made no progress within
+	// RolloutPhaseStalled means the domain made no progress within
 	// progressDeadlineSeconds; the rollout stopped there.
 	RolloutPhaseStalled RolloutPhase = "Stalled"
-	// RolloutPhaseComplete: every driven pod of the domain is updated and
+	// RolloutPhaseComplete means every driven pod of the domain is updated and
 	// Ready.
 	RolloutPhaseComplete RolloutPhase = "Complete"
 )
