@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// writeMethods are the HTTP methods of API writes.
+var writeMethods = []string{"POST", "PUT", "PATCH", "DELETE"}
+
+// requestStats are the operator's API requests over one case, from
+// rest_client_requests_total, by "METHOD/code", and its webhook's eviction
+// decisions by "decision/reason", and its rollout driver's eviction
+// requests by result.
+type requestStats struct {
+	requests map[string]float64
+	webhook  map[string]float64
+	rollout  map[string]float64
+}
+
+func (s requestStats) minus(o requestStats) requestStats {
+	return requestStats{requests: minus(s.requests, o.requests), webhook: minus(s.webhook, o.webhook), rollout: minus(s.rollout, o.rollout)}
+}
+
+// writes sums the write requests, whatever their answer.
+func (s requestStats) writes() float64 {
+	n := 0.0
+	for k, v := range s.requests {
+		for _, m := range writeMethods {
+			if strings.HasPrefix(k, m+"/") {
+				n += v
+			}
+		}
+	}
+	return n
+}
+
+// byCode sums the requests answered with code.
+func (s requestStats) byCode(code string) float64 {
+	n := 0.0
+	for k, v := range s.requests {
+		if strings.HasSuffix(k, "/"+code) {
+			n += v
+		}
+	}
+	return n
+}
+
+// evictions are the evictions the kube-apiserver granted during the case
+// (201). Only the operator evicts in these cases.
+func (r *result) evictions() float64 { return r.apiserver["201"] }
+
+func minus(a, b map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range a {
+		if d := v - b[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// scrapeOperator reads the operator's request and webhook counters.
+func scrapeOperator() (requestStats, error) {
+	s := requestStats{requests: map[string]float64{}, webhook: map[string]float64{}, rollout: map[string]float64{}}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)) //nolint:noctx // local
+	if err != nil {
+		return s, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	err = eachSeries(resp.Body, func(series string, v float64) {
+		switch {
+		case strings.HasPrefix(series, "rest_client_requests_total{"):
+			s.requests[labelValue(series, "method")+"/"+labelValue(series, "code")] += v
+		case strings.HasPrefix(series, "tdb_eviction_decisions_total{"):
+			s.webhook[labelValue(series, "decision")+"/"+labelValue(series, "reason")] += v
+		case strings.HasPrefix(series, "tdb_rollout_evictions_total{"):
+			s.rollout[labelValue(series, "result")] += v
+		}
+	})
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return s, err
+}
+
+// scrapeAPIServer reads the kube-apiserver's eviction requests by code: an
+// account of the evictions independent of the operator.
+func scrapeAPIServer(ctx context.Context, cs kubernetes.Interface) (map[string]float64, error) {
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	err = eachSeries(bytes.NewReader(raw), func(series string, v float64) {
+		if strings.HasPrefix(series, "apiserver_request_total{") && labelValue(series, "subresource") == "eviction" &&
+			labelValue(series, "resource") == "pods" {
+			out[labelValue(series, "code")] += v
+		}
+	})
+	return out, err
+}
+
+// eachSeries calls f for every sample of a Prometheus text exposition.
+func eachSeries(r io.Reader, f func(series string, v float64)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		sp := strings.LastIndexByte(l, ' ')
+		if sp < 0 || strings.HasPrefix(l, "#") {
+			continue
+		}
+		v, err := strconv.ParseFloat(l[sp+1:], 64)
+		if err != nil {
+			continue
+		}
+		f(l[:sp], v)
+	}
+	return sc.Err()
+}
+
+func labelValue(series, name string) string {
+	i := strings.Index(series, name+"=\"")
+	if i < 0 {
+		return ""
+	}
+	rest := series[i+len(name)+2:]
+	if j := strings.IndexByte(rest, '"'); j >= 0 {
+		return rest[:j]
+	}
+	return rest
+}
+
+func operatorReady() bool {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort)) //nolint:noctx // local
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// operatorLogSlice copies what the operator logged since offset to dst and
+// returns the number of lines and its error lines counted by message.
+func operatorLogSlice(path string, offset int64, dst string) (int, map[string]int) {
+	errs := map[string]int{}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, errs
+	}
+	defer func() { _ = f.Close() }()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return 0, errs
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return 0, errs
+	}
+	_ = os.WriteFile(dst, data, 0o644)
+	lines := 0
+	for _, l := range strings.Split(string(data), "\n") {
+		if l == "" {
+			continue
+		}
+		lines++
+		var entry struct {
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+			Err   string `json:"error"`
+		}
+		if json.Unmarshal([]byte(l), &entry) != nil || entry.Level != "error" {
+			continue
+		}
+		key := entry.Msg
+		if entry.Err != "" {
+			key += ": " + shorten(entry.Err, 160)
+		}
+		errs[key]++
+	}
+	return lines, errs
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// counts formats a counter map, keys sorted.
+func counts(m map[string]float64) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, int(m[k])))
+	}
+	return strings.Join(parts, " ")
+}

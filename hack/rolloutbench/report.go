@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"text/tabwriter"
+)
+
+// report prints the table, the ratios and the verdicts, and returns the exit
+// code.
+func report(results []*result) int {
+	fmt.Println("\n== results (24 pods, 3 zones, pods Ready 2 s after scheduling; per pod = divided by the pods updated)")
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "CASE\tUPDATE\tWALL\tPODS\tMAX UNAVAIL a/b/c\tOVERALL\tZONES\tMOVED\tBOUND\tEXCEEDED\tUPDATED\tWRITES/POD\tEVICT/POD\t429s\tLOAD")
+	byID := map[string]*result{}
+	code := 0
+	for _, r := range results {
+		byID[r.c.id] = r
+		if r.err != nil {
+			_, _ = fmt.Fprintf(tw, "%s\t%s\terror: %v\n", r.c.id, r.c.title, r.err)
+			code = 1
+			continue
+		}
+		exceeded := "no"
+		if !r.c.bounded {
+			exceeded = "-"
+		}
+		if r.exceeded() {
+			exceeded = "YES"
+			code = 1
+		}
+		if r.premature != "" {
+			code = 1
+		}
+		perPod := func(v float64) string {
+			if r.updated == 0 {
+				return "n/a"
+			}
+			return fmt.Sprintf("%.2f", v/float64(r.updated))
+		}
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%.1fs\t%.1fs\t%d/%d/%d\t%d\t%d\t%d\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n",
+			r.c.id, r.c.title, r.wall.Seconds(), r.pods.Seconds(),
+			r.maxPerZone["zone-a"], r.maxPerZone["zone-b"], r.maxPerZone["zone-c"], r.maxOverall, r.maxZones, r.moved,
+			r.c.bound, exceeded, r.updated, perPod(r.operator.writes()), perPod(r.evictions()), int(r.operator.byCode("429")), r.load)
+	}
+	_ = tw.Flush()
+	fmt.Println("WALL: template change -> completion signal (a: StatefulSet status; b, c: RolloutComplete True). PODS: -> all 24 pods seen updated and Ready.")
+	fmt.Println("MOVED: pods whose zone changed. WRITES: the operator's POST/PUT/PATCH/DELETE (status writes, evictions, events; webhook included).")
+	fmt.Println("EVICT: evictions the kube-apiserver granted. 429s: the operator's requests answered 429. LOAD: 1-min load average after the case (2 cores, shared).")
+
+	fmt.Println("\noperator requests (METHOD/code), webhook decisions, apiserver evictions by code, operator log:")
+	for _, r := range results {
+		if r.err != nil && r.operator.requests == nil {
+			continue
+		}
+		fmt.Printf("  %s: requests: %s\n", r.c.id, counts(r.operator.requests))
+		fmt.Printf("     writes %d (%s)\n", int(r.operator.writes()), writesByMethod(r.operator))
+		fmt.Printf("     webhook decisions: %s; rollout driver evictions: %s\n", counts(r.operator.webhook), counts(r.operator.rollout))
+		fmt.Printf("     apiserver pods/eviction: %s\n", counts(r.apiserver))
+		fmt.Printf("     watcher: %d samples, %d errors; operator log: %d lines, %d error lines\n",
+			r.samples, r.sampleErrs, r.logLines, total(r.logErrors))
+		for _, k := range sortedKeys(r.logErrors) {
+			fmt.Printf("       %dx %s\n", r.logErrors[k], k)
+		}
+	}
+
+	fmt.Println()
+	ratio := func(num, den, target string, want float64) {
+		a, b := byID[num], byID[den]
+		if a == nil || b == nil || a.err != nil || b.err != nil || b.wall <= 0 {
+			fmt.Printf("%s/%s: n/a\n", num, den)
+			return
+		}
+		got := a.wall.Seconds() / b.wall.Seconds()
+		verdict := ""
+		if want > 0 {
+			verdict = ": MET"
+			if got < want {
+				verdict = ": MISS"
+			}
+		}
+		fmt.Printf("%s/%s = %.1fs / %.1fs = %.2fx (target %s)%s\n", num, den, a.wall.Seconds(), b.wall.Seconds(), got, target, verdict)
+	}
+	ratio("a", "b", ">= 4x", 4)
+	ratio("a", "c", "none", 0)
+
+	fmt.Println()
+	ok := true
+	for _, r := range results {
+		switch {
+		case r.err != nil:
+			ok = false
+			fmt.Printf("case %s: ERROR: %v\n", r.c.id, r.err)
+		case r.exceeded():
+			ok = false
+			fmt.Printf("case %s: BUDGET EXCEEDED (%s): max unavailable %s, zones at once %d\n", r.c.id, r.c.bound, zoneList(r.maxPerZone), r.maxZones)
+		}
+		if r.premature != "" {
+			ok = false
+			fmt.Printf("case %s: RolloutComplete came before the pods were done: %s\n", r.c.id, r.premature)
+		}
+	}
+	if ok {
+		fmt.Println("every update completed, every budget held")
+	}
+	return code
+}
+
+func writesByMethod(s requestStats) string {
+	by := map[string]float64{}
+	for _, m := range writeMethods {
+		for k, v := range s.requests {
+			if len(k) > len(m) && k[:len(m)+1] == m+"/" {
+				by[m] += v
+			}
+		}
+	}
+	return counts(by)
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
