@@ -33,6 +33,11 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the budget status controller: %w", err)
 	}
+	if err := (&DeletionCostReconciler{
+		Client: mgr.GetClient(),
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the deletion-cost controller: %w", err)
+	}
 	if err := (&RolloutReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),

@@ -7,6 +7,8 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tdb-operator/tdb-operator/internal/budget"
 )
 
 // The operator caches every pod, node and workload controller of the
@@ -29,8 +31,13 @@ func CacheOptions() cache.Options {
 	}
 }
 
-// keptAnnotations are the pod annotations the operator reads.
-var keptAnnotations = []string{"controller.kubernetes.io/pod-deletion-cost"}
+// keptAnnotations are the pod annotations the operator reads: the deletion
+// cost, and the marker of the budget that manages it.
+var keptAnnotations = []string{budget.DeletionCostAnnotation, budget.DeletionCostBudgetAnnotation}
+
+// replicaSetRevision tells a Deployment's newest ReplicaSet from its old
+// ones, which the deletion-cost controller orders differently.
+const replicaSetRevision = "deployment.kubernetes.io/revision"
 
 func stripMeta(m *metav1.ObjectMeta, keepAnnotations []string) {
 	m.ManagedFields = nil
@@ -79,14 +86,15 @@ func stripNode(obj any) (any, error) {
 // daemonSetTemplateGeneration is the DaemonSet annotation holding its
 // template generation; the DaemonSet controller labels every pod it creates
 // with it (pod-template-generation).
-const daemonSetTemplateGeneration = "deprecated.daemonset.template.generation"
+const daemonSetTemplateGeneration = appsv1.DeprecatedTemplateGeneration
 
 // stripWorkload keeps a workload controller's replicas, its pod template's
-// labels (to map scale changes to budgets) and its update strategy.
+// labels (to map scale changes to budgets), its update strategy and, for a
+// ReplicaSet, its Deployment revision.
 func stripWorkload(obj any) (any, error) {
 	switch w := obj.(type) {
 	case *appsv1.ReplicaSet:
-		stripMeta(&w.ObjectMeta, nil)
+		stripMeta(&w.ObjectMeta, []string{replicaSetRevision})
 		w.Spec.Template = stripTemplate(w.Spec.Template)
 		w.Status = appsv1.ReplicaSetStatus{}
 	case *appsv1.Deployment:

@@ -19,7 +19,7 @@ func TestStripPodKeepsWhatBudgetsRead(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "ingester-0", Namespace: "mimir", UID: "u1", ResourceVersion: "7",
 			Labels:            map[string]string{"app": "ingester"},
-			Annotations:       map[string]string{"controller.kubernetes.io/pod-deletion-cost": "10", "big": "x"},
+			Annotations:       map[string]string{"controller.kubernetes.io/pod-deletion-cost": "10", "policy.tdb.dev/deletion-cost-budget": "ingesters", "big": "x"},
 			OwnerReferences:   []metav1.OwnerReference{{Kind: "StatefulSet", Name: "ingester", UID: "s1", Controller: ptr.To(true)}},
 			DeletionTimestamp: &now,
 			ManagedFields:     []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
@@ -46,7 +46,7 @@ func TestStripPodKeepsWhatBudgetsRead(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "ingester-0", Namespace: "mimir", UID: "u1", ResourceVersion: "7",
 			Labels:            map[string]string{"app": "ingester"},
-			Annotations:       map[string]string{"controller.kubernetes.io/pod-deletion-cost": "10"},
+			Annotations:       map[string]string{"controller.kubernetes.io/pod-deletion-cost": "10", "policy.tdb.dev/deletion-cost-budget": "ingesters"},
 			OwnerReferences:   pod.OwnerReferences,
 			DeletionTimestamp: &now,
 		},
@@ -101,6 +101,39 @@ func TestStripWorkloadKeepsScaleAndTemplateLabels(t *testing.T) {
 			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
 		},
 		Status: appsv1.StatefulSetStatus{UpdateRevision: "r2", CurrentRevision: "r1"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stripWorkload (-want +got):\n%s", diff)
+	}
+}
+
+// The deletion-cost controller tells a Deployment's newest ReplicaSet by its
+// revision annotation.
+func TestStripWorkloadKeepsReplicaSetRevision(t *testing.T) {
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web-7d4", Namespace: "ns", UID: "r1",
+			Annotations: map[string]string{"deployment.kubernetes.io/revision": "3", "deployment.kubernetes.io/desired-replicas": "4"},
+		},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: ptr.To[int32](4),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}},
+			},
+		},
+		Status: appsv1.ReplicaSetStatus{Replicas: 4},
+	}
+	got, _ := stripWorkload(rs.DeepCopy())
+	want := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web-7d4", Namespace: "ns", UID: "r1",
+			Annotations: map[string]string{"deployment.kubernetes.io/revision": "3"},
+		},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: ptr.To[int32](4),
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}}},
+		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stripWorkload (-want +got):\n%s", diff)

@@ -38,7 +38,7 @@ type rolloutWorld struct {
 	mu        sync.Mutex
 	zoneOf    map[string]string
 	seen      map[string]time.Time // when a pod was first seen terminating
-	evictions []string // zones, in eviction order
+	evictions []string             // zones, in eviction order
 	// maxDeleting is the most pods of one zone seen terminating at once;
 	// maxZones the most zones with a terminating pod at once.
 	maxDeleting, maxZones int

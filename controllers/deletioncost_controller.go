@@ -1,0 +1,532 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
+)
+
+// deletionCostBudgetIndex indexes pods by the budget named in their
+// deletion-cost marker, so the pods of a deleted budget, or of one whose
+// selector no longer matches them, are found without a scan.
+const deletionCostBudgetIndex = "metadata.annotations.deletion-cost-budget"
+
+// deletionCostPatches counts the pod patches of the deletion-cost
+// controller: how many pods one scale event rewrites.
+var deletionCostPatches = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "tdb_deletion_cost_patches_total",
+	Help: "Pod patches the deletion-cost controller made (setting, changing or removing pod-deletion-cost) per TopologyDisruptionBudget.",
+}, []string{"namespace", "tdb"})
+
+func init() {
+	metrics.Registry.MustRegister(deletionCostPatches)
+}
+
+// DeletionCostReconciler keeps controller.kubernetes.io/pod-deletion-cost on
+// the covered pods of ReplicaSets (and so Deployments) of every budget with
+// spec.rollout set, so that the ReplicaSet controller scales down in domain
+// order. The order itself is budget.DeletionCosts; this is the I/O around it.
+// StatefulSets are left alone: their scale-down always removes the highest
+// ordinal, whatever the annotation says.
+type DeletionCostReconciler struct {
+	// Client reads from the manager's cache and patches pods.
+	Client client.Client
+}
+
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps,resources=replicasets;deployments,verbs=get;list;watch
+
+// Reconcile brings the deletion costs of one budget's pods to what the
+// budget wants, patching only the pods whose annotations must change.
+func (r *DeletionCostReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var tdb policyv1alpha1.TopologyDisruptionBudget
+	if err := r.Client.Get(ctx, req.NamespacedName, &tdb); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("reading budget %s: %w", req.NamespacedName, err)
+		}
+		// Gone: release the pods it marked.
+		return r.apply(ctx, req.NamespacedName, desired{})
+	}
+	if !tdb.DeletionTimestamp.IsZero() || tdb.Spec.Rollout == nil {
+		return r.apply(ctx, req.NamespacedName, desired{})
+	}
+	want, err := r.desiredCosts(ctx, &tdb)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.apply(ctx, req.NamespacedName, want)
+}
+
+// desired is what one budget wants of its pods.
+type desired struct {
+	// selected are the pods the budget's selector matches.
+	selected []*corev1.Pod
+	// costs is the wanted cost by pod name; a selected or marked pod
+	// without one is released.
+	costs map[string]int32
+	// undecided names pods left as they are for now: their ReplicaSet is
+	// not in the cache yet.
+	undecided map[string]bool
+}
+
+// desiredCosts lists the pods the budget's selector matches and the cost
+// each covered pod of a ReplicaSet should carry.
+func (r *DeletionCostReconciler) desiredCosts(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget) (desired, error) {
+	sel, err := metav1.LabelSelectorAsSelector(tdb.Spec.Selector)
+	if err != nil {
+		// The status controller reports the bad selector; without one no
+		// pod is covered, so every marked pod is released.
+		log.FromContext(ctx).V(1).Info("budget selector does not parse; releasing its pods", "tdb", klog.KObj(tdb), "err", err.Error())
+		return desired{}, nil
+	}
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(tdb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return desired{}, fmt.Errorf("listing pods of %s: %w", klog.KObj(tdb), err)
+	}
+	nodes, nodeErr := r.nodeLookup(ctx)
+
+	// Group the covered, live pods with a domain by controlling ReplicaSet.
+	selected := make([]*corev1.Pod, 0, len(pods.Items))
+	byRS := map[types.UID][]budget.ScaleDownPod{}
+	rsNames := map[types.UID]string{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		selected = append(selected, p)
+		if isTerminalPod(p) {
+			continue
+		}
+		ref := metav1.GetControllerOfNoCopy(p)
+		if ref == nil || ref.Kind != "ReplicaSet" || ref.APIVersion != appsv1.SchemeGroupVersion.String() {
+			continue
+		}
+		covered, domain, err := budget.DomainOf(tdb, p, nodes)
+		if err != nil || !covered || domain == "" {
+			// No domain, no cost: the status controller reports
+			// domain errors.
+			continue
+		}
+		byRS[ref.UID] = append(byRS[ref.UID], budget.ScaleDownPod{
+			Name: p.Name, Domain: domain, Ready: readyOf(p) == corev1.ConditionTrue, Created: p.CreationTimestamp.Time,
+			Deleting: p.DeletionTimestamp != nil,
+		})
+		rsNames[ref.UID] = ref.Name
+	}
+	if *nodeErr != nil {
+		return desired{}, fmt.Errorf("reading nodes for %s: %w", klog.KObj(tdb), *nodeErr)
+	}
+
+	want := desired{selected: selected, costs: map[string]int32{}, undecided: map[string]bool{}}
+	roles := make(map[types.UID]replicaSetRole, len(byRS))
+	for uid := range byRS {
+		role, err := r.roleOf(ctx, tdb.Namespace, rsNames[uid], uid)
+		if err != nil {
+			return desired{}, err
+		}
+		roles[uid] = role
+	}
+	for uid, ps := range byRS {
+		role := roles[uid]
+		if !role.found {
+			// Not cached yet: its pods keep their annotations until the
+			// ReplicaSet's watch event brings us back.
+			for _, p := range ps {
+				want.undecided[p.Name] = true
+			}
+			continue
+		}
+		var siblings []budget.ScaleDownPod
+		for other, ops := range byRS {
+			if other != uid && role.deployment != "" && roles[other].deployment == role.deployment {
+				siblings = append(siblings, ops...)
+			}
+		}
+		for name, c := range budget.DeletionCosts(budget.ScaleDownInput{
+			Spec: &tdb.Spec, Domains: tdb.Status.Domains, Pods: ps, OldInRollout: role.old, Siblings: siblings,
+		}) {
+			want.costs[name] = c
+		}
+	}
+	return want, nil
+}
+
+// nodeLookup reads nodes from the cache once per reconcile; many pods share
+// a node. The returned error pointer holds the first read error.
+func (r *DeletionCostReconciler) nodeLookup(ctx context.Context) (func(string) *corev1.Node, *error) {
+	seen := map[string]*corev1.Node{}
+	var firstErr error
+	return func(name string) *corev1.Node {
+		if n, ok := seen[name]; ok {
+			return n
+		}
+		var n corev1.Node
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
+			if !apierrors.IsNotFound(err) && firstErr == nil {
+				firstErr = err
+			}
+			seen[name] = nil
+			return nil
+		}
+		seen[name] = &n
+		return &n
+	}, &firstErr
+}
+
+// replicaSetRole is where a ReplicaSet stands in its Deployment.
+type replicaSetRole struct {
+	// found is false when the ReplicaSet is not in the cache.
+	found bool
+	// deployment is the UID of the ReplicaSet's existing Deployment, if any.
+	deployment types.UID
+	// old is true when the Deployment has a ReplicaSet with a higher
+	// deployment.kubernetes.io/revision: a rollout is retiring this one.
+	old bool
+}
+
+// roleOf finds the ReplicaSet's Deployment and whether the ReplicaSet is an
+// old one of it.
+func (r *DeletionCostReconciler) roleOf(ctx context.Context, ns, name string, uid types.UID) (replicaSetRole, error) {
+	var rs appsv1.ReplicaSet
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &rs); err != nil {
+		if apierrors.IsNotFound(err) {
+			return replicaSetRole{}, nil
+		}
+		return replicaSetRole{}, fmt.Errorf("reading ReplicaSet %s/%s: %w", ns, name, err)
+	}
+	if rs.UID != uid {
+		return replicaSetRole{}, nil
+	}
+	dref := metav1.GetControllerOfNoCopy(&rs)
+	if dref == nil || dref.Kind != "Deployment" {
+		return replicaSetRole{found: true}, nil
+	}
+	var dep appsv1.Deployment
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: dref.Name}, &dep); err != nil {
+		if apierrors.IsNotFound(err) {
+			// An orphan about to be collected: ordered like a plain
+			// ReplicaSet.
+			return replicaSetRole{found: true}, nil
+		}
+		return replicaSetRole{}, fmt.Errorf("reading Deployment %s/%s: %w", ns, dref.Name, err)
+	}
+	if dep.UID != dref.UID {
+		return replicaSetRole{found: true}, nil
+	}
+	role := replicaSetRole{found: true, deployment: dep.UID}
+	var all appsv1.ReplicaSetList
+	if err := r.Client.List(ctx, &all, client.InNamespace(ns)); err != nil {
+		return replicaSetRole{}, fmt.Errorf("listing ReplicaSets of Deployment %s/%s: %w", ns, dep.Name, err)
+	}
+	mine := revisionOf(&rs)
+	for i := range all.Items {
+		s := &all.Items[i]
+		if ref := metav1.GetControllerOfNoCopy(s); s.UID != rs.UID && ref != nil && ref.UID == dep.UID && revisionOf(s) > mine {
+			role.old = true
+			break
+		}
+	}
+	return role, nil
+}
+
+func isTerminalPod(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// revisionOf reads a ReplicaSet's Deployment revision; a missing or bad one
+// is 0, the oldest.
+func revisionOf(rs *appsv1.ReplicaSet) int64 {
+	v, err := strconv.ParseInt(rs.Annotations[replicaSetRevision], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// apply patches the pods whose annotations differ from what the budget
+// wants. Pods marked with the budget's name that are not selected any more,
+// or have no cost, are released.
+func (r *DeletionCostReconciler) apply(ctx context.Context, key types.NamespacedName, want desired) (ctrl.Result, error) {
+	logger := log.FromContext(ctx)
+	var marked corev1.PodList
+	if err := r.Client.List(ctx, &marked, client.InNamespace(key.Namespace), client.MatchingFields{deletionCostBudgetIndex: key.Name}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing pods marked by %s: %w", key, err)
+	}
+	pods := make(map[string]*corev1.Pod, len(want.selected)+len(marked.Items))
+	for _, p := range want.selected {
+		pods[p.Name] = p
+	}
+	for i := range marked.Items {
+		pods[marked.Items[i].Name] = &marked.Items[i]
+	}
+	names := make([]string, 0, len(pods))
+	for n := range pods {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+
+	patched, conflicts := 0, 0
+	for _, name := range names {
+		p := pods[name]
+		if p.DeletionTimestamp != nil || isTerminalPod(p) || want.undecided[name] {
+			// Leaving anyway (a patch would be wasted), or not known yet.
+			continue
+		}
+		var cost *int32
+		if c, ok := want.costs[name]; ok {
+			cost = &c
+		}
+		change := budget.DeletionCostPatch(p.Annotations, key.Name, cost)
+		if change == nil {
+			continue
+		}
+		if err := r.patch(ctx, p, change); err != nil {
+			switch {
+			case apierrors.IsNotFound(err):
+				continue
+			case apierrors.IsConflict(err):
+				// The pod changed since the cache saw it; its watch
+				// event brings us back with the new version.
+				conflicts++
+				continue
+			}
+			return ctrl.Result{}, fmt.Errorf("patching deletion cost of pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		patched++
+		deletionCostPatches.WithLabelValues(key.Namespace, key.Name).Inc()
+	}
+	if patched > 0 || conflicts > 0 {
+		logger.V(1).Info("pod deletion costs updated", "tdb", klog.KRef(key.Namespace, key.Name),
+			"patched", patched, "conflicts", conflicts, "costed", len(want.costs))
+	}
+	if conflicts > 0 {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// patch merges the annotation changes into the pod, on the condition that
+// the pod is still at the version read: whether the pod was ours, or
+// carried someone else's cost, was decided on that version.
+func (r *DeletionCostReconciler) patch(ctx context.Context, p *corev1.Pod, annotations map[string]*string) error {
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": p.ResourceVersion,
+		"annotations":     annotations,
+	}})
+	if err != nil {
+		return fmt.Errorf("encoding patch: %w", err)
+	}
+	return r.Client.Patch(ctx, p, client.RawPatch(types.MergePatchType, body))
+}
+
+// SetupWithManager registers the marker index and wires the reconciler:
+// budgets, and the pods, nodes, ReplicaSets and Deployments that change the
+// costs, each mapped to the budgets they concern.
+func (r *DeletionCostReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, deletionCostBudgetIndex, func(o client.Object) []string {
+		if b, ok := o.GetAnnotations()[budget.DeletionCostBudgetAnnotation]; ok && b != "" {
+			return []string{b}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing pods by deletion-cost budget: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("deletioncost").
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
+		Watches(&policyv1alpha1.TopologyDisruptionBudget{}, settlingEnqueue{mapper: budgetItself},
+			builder.WithPredicates(costInputsOfBudgetChanged{})).
+		Watches(&corev1.Pod{}, settlingEnqueue{mapper: r.budgetsOfPod},
+			builder.WithPredicates(costInputsOfPodChanged{})).
+		Watches(&corev1.Node{}, settlingEnqueue{mapper: r.budgetsOfNode},
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete()))).
+		// A new ReplicaSet starts a rollout that may scale the old one down
+		// within moments: its order is set at once.
+		Watches(&appsv1.ReplicaSet{}, handler.EnqueueRequestsFromMapFunc(r.budgetsOfWorkload),
+			builder.WithPredicates(replicaSetRevisionChanged{})).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.budgetsOfWorkload),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, createOrDelete()))).
+		Complete(r)
+}
+
+// settleDelay is how long after a budget, pod or node event the budget's
+// costs are recomputed. The status controller watches the same pods; by
+// then it has written the allowances that follow from the event. Costs computed from pods newer
+// than the status would rank a domain by an allowance about to change, and
+// patch its every pod twice within milliseconds.
+const settleDelay = time.Second
+
+// settlingEnqueue enqueues the budgets an event maps to after settleDelay.
+// The queue coalesces a burst of events into one reconcile.
+type settlingEnqueue struct {
+	mapper handler.MapFunc
+}
+
+var _ handler.EventHandler = settlingEnqueue{}
+
+// Create enqueues the budgets of a new object.
+func (h settlingEnqueue) Create(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.enqueue(ctx, q, e.Object)
+}
+
+// Update enqueues the budgets of the object before and after the change:
+// a budget that no longer matches must release it.
+func (h settlingEnqueue) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.enqueue(ctx, q, e.ObjectOld)
+	h.enqueue(ctx, q, e.ObjectNew)
+}
+
+// Delete enqueues the budgets of a deleted object.
+func (h settlingEnqueue) Delete(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.enqueue(ctx, q, e.Object)
+}
+
+// Generic enqueues the budgets of the object.
+func (h settlingEnqueue) Generic(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.enqueue(ctx, q, e.Object)
+}
+
+func (h settlingEnqueue) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], obj client.Object) {
+	if obj == nil {
+		return
+	}
+	for _, req := range h.mapper(ctx, obj) {
+		q.AddAfter(req, settleDelay)
+	}
+}
+
+func budgetItself(_ context.Context, obj client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(obj)}}
+}
+
+// orderingBudgets adds the budgets of ns with spec.rollout whose selector
+// matches set.
+func (r *DeletionCostReconciler) orderingBudgets(ctx context.Context, ns string, set labels.Set, into map[types.NamespacedName]struct{}) {
+	var tdbs policyv1alpha1.TopologyDisruptionBudgetList
+	if err := r.Client.List(ctx, &tdbs, client.InNamespace(ns)); err != nil {
+		log.FromContext(ctx).Error(err, "listing budgets to map an event", "namespace", ns)
+		return
+	}
+	for i := range tdbs.Items {
+		t := &tdbs.Items[i]
+		if t.Spec.Rollout == nil {
+			continue
+		}
+		if sel, err := metav1.LabelSelectorAsSelector(t.Spec.Selector); err == nil && sel.Matches(set) {
+			into[types.NamespacedName{Namespace: t.Namespace, Name: t.Name}] = struct{}{}
+		}
+	}
+}
+
+// budgetsOfPod maps a pod to the budgets that order it and to the budget its
+// marker names, which must release it when the others no longer match.
+func (r *DeletionCostReconciler) budgetsOfPod(ctx context.Context, obj client.Object) []reconcile.Request {
+	set := map[types.NamespacedName]struct{}{}
+	r.orderingBudgets(ctx, obj.GetNamespace(), obj.GetLabels(), set)
+	if b := obj.GetAnnotations()[budget.DeletionCostBudgetAnnotation]; b != "" {
+		set[types.NamespacedName{Namespace: obj.GetNamespace(), Name: b}] = struct{}{}
+	}
+	return toRequests(set)
+}
+
+// budgetsOfNode maps a node's relabelling (a new domain, or leaving
+// nodeSelectorTerm) to the budgets of the pods on it.
+func (r *DeletionCostReconciler) budgetsOfNode(ctx context.Context, obj client.Object) []reconcile.Request {
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.MatchingFields{nodeNameIndex: obj.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+		log.FromContext(ctx).Error(err, "listing pods of a node", "node", obj.GetName())
+		return nil
+	}
+	set := map[types.NamespacedName]struct{}{}
+	seen := map[string]struct{}{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		marker := p.Annotations[budget.DeletionCostBudgetAnnotation]
+		// Pods of one workload share namespace and labels: map them once.
+		key := p.Namespace + "\x00" + labels.Set(p.Labels).String()
+		if _, ok := seen[key]; !ok {
+			seen[key] = struct{}{}
+			r.orderingBudgets(ctx, p.Namespace, p.Labels, set)
+		}
+		if marker != "" {
+			set[types.NamespacedName{Namespace: p.Namespace, Name: marker}] = struct{}{}
+		}
+	}
+	return toRequests(set)
+}
+
+// budgetsOfWorkload maps a ReplicaSet or Deployment to the budgets ordering
+// its pods: a new ReplicaSet turns the others old.
+func (r *DeletionCostReconciler) budgetsOfWorkload(ctx context.Context, obj client.Object) []reconcile.Request {
+	set := map[types.NamespacedName]struct{}{}
+	r.orderingBudgets(ctx, obj.GetNamespace(), templateLabels(obj), set)
+	return toRequests(set)
+}
+
+// costInputsOfBudgetChanged passes budget updates that change the costs:
+// the spec, the domains' allowances, deletion.
+type costInputsOfBudgetChanged struct{ predicate.Funcs }
+
+func (costInputsOfBudgetChanged) Update(e event.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*policyv1alpha1.TopologyDisruptionBudget)
+	n, ok2 := e.ObjectNew.(*policyv1alpha1.TopologyDisruptionBudget)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return o.Generation != n.Generation ||
+		!equality.Semantic.DeepEqual(o.Status.Domains, n.Status.Domains) ||
+		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
+}
+
+// costInputsOfPodChanged passes pod updates that can change a cost or its
+// ownership: what the status controller watches, plus the two annotations
+// (someone removing or overwriting them) and the creation time.
+type costInputsOfPodChanged struct{ podChanged }
+
+func (p costInputsOfPodChanged) Update(e event.UpdateEvent) bool {
+	if p.podChanged.Update(e) {
+		return true
+	}
+	o, n := e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations()
+	return o[budget.DeletionCostAnnotation] != n[budget.DeletionCostAnnotation] ||
+		o[budget.DeletionCostBudgetAnnotation] != n[budget.DeletionCostBudgetAnnotation]
+}
+
+// replicaSetRevisionChanged passes ReplicaSet creations, deletions and
+// changes of revision (a rollback re-numbers an old ReplicaSet) or owner.
+type replicaSetRevisionChanged struct{ predicate.Funcs }
+
+func (replicaSetRevisionChanged) Create(event.CreateEvent) bool { return true }
+
+func (replicaSetRevisionChanged) Delete(event.DeleteEvent) bool { return true }
+
+func (replicaSetRevisionChanged) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetAnnotations()[replicaSetRevision] != e.ObjectNew.GetAnnotations()[replicaSetRevision] ||
+		!reflect.DeepEqual(e.ObjectOld.GetOwnerReferences(), e.ObjectNew.GetOwnerReferences())
+}
