@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/retry"
@@ -45,6 +46,10 @@ const (
 	// expectationTimeout bounds how long an eviction the driver made counts
 	// against its domain before the budget's status shows its record.
 	expectationTimeout = 30 * time.Second
+	// expectationGrace is how long an eviction keeps counting after its pod
+	// is seen deleting or gone, in case the budget's cache has not shown
+	// its record yet.
+	expectationGrace = 2 * time.Second
 	// revisionHashLabel is the StatefulSet controller's pod revision label.
 	revisionHashLabel = appsv1.ControllerRevisionHashLabelKey
 	// templateGenerationLabel is the DaemonSet controller's pod label for
@@ -161,9 +166,13 @@ type rolloutState struct {
 type drivenWorkload struct {
 	status   policyv1alpha1.RolloutWorkloadStatus
 	uid      types.UID
-	driven   bool
-	updated  func(*corev1.Pod) bool
-	lastName string // a StatefulSet's highest ordinal pod
+	template labels.Set
+	// onDelete: the operator updates it (if this budget drives it);
+	// synced: its controller published the revision of its latest spec;
+	// driven: this budget updates it now.
+	onDelete, synced, driven bool
+	updated                  func(*corev1.Pod) bool
+	lastName                 string // a StatefulSet's highest ordinal pod
 }
 
 // observe gathers the covered pods of the budget's StatefulSets and
@@ -212,7 +221,7 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 		}
 		w, ok := workloads[ref.UID]
 		if !ok {
-			w, err = r.workload(ctx, tdb.Namespace, ref)
+			w, err = r.workload(ctx, tdb, ref)
 			if err != nil {
 				return nil, err
 			}
@@ -232,7 +241,7 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 			w.status.UpdatedPods++
 		}
 		if !w.driven {
-			if w.status.UpdateStrategy == string(appsv1.OnDeleteStatefulSetStrategyType) {
+			if w.onDelete && !w.synced && w.status.DrivenBy == tdb.Name {
 				state.unsynced = true
 			}
 			continue
@@ -245,10 +254,20 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 		})
 	}
 
-	// Granted evictions of driven pods not replaced yet, per domain.
-	inFlight := map[string]int32{}
+	// Granted evictions not replaced yet, per domain: all of them make a
+	// domain disrupted; those of driven pods keep their domain in the
+	// rollout even when none of its pods is left.
+	inFlight, records := map[string]int32{}, map[string]int32{}
 	for _, rec := range tdb.Status.DisruptedPods {
-		if w := workloads[rec.ControllerUID]; w != nil && w.driven {
+		records[rec.Domain]++
+		w, known := workloads[rec.ControllerUID]
+		if !known && rec.ControllerUID != "" {
+			if w, err = r.workloadByUID(ctx, tdb, rec.ControllerUID); err != nil {
+				return nil, err
+			}
+			workloads[rec.ControllerUID] = w
+		}
+		if w != nil && w.driven {
 			inFlight[rec.Domain]++
 		}
 	}
@@ -284,15 +303,81 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 		return a.Kind+"/"+a.Name < b.Kind+"/"+b.Name
 	})
 	state.input = budget.RolloutInput{
-		Spec: &tdb.Spec, Budget: rows, Pods: state.input.Pods, InFlight: inFlight,
+		Spec: &tdb.Spec, Budget: rows, Pods: state.input.Pods, InFlight: inFlight, Records: records,
 		Previous: tdb.Status.Rollout, NewRevision: newRevision, Now: now,
 	}
 	return state, nil
 }
 
+// workloadByUID finds the StatefulSet or DaemonSet of an eviction record
+// whose pods are all gone; nil when it is neither or gone.
+func (r *RolloutReconciler) workloadByUID(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, uid types.UID) (*drivenWorkload, error) {
+	for _, w := range workloadKinds {
+		if w.kind != "StatefulSet" && w.kind != "DaemonSet" {
+			continue
+		}
+		list := w.newList()
+		if err := r.Client.List(ctx, list, client.InNamespace(tdb.Namespace), client.MatchingFields{uidIndex: string(uid)}); err != nil {
+			return nil, fmt.Errorf("looking up controller %s of an eviction record: %w", uid, err)
+		}
+		if apimeta.LenList(list) > 0 {
+			return r.workload(ctx, tdb, &metav1.OwnerReference{Kind: w.kind, Name: firstName(list), UID: uid})
+		}
+	}
+	return nil, nil
+}
+
 // workload reads a pod's StatefulSet or DaemonSet from the cache; nil when
 // it is gone or was recreated under the same name.
-func (r *RolloutReconciler) workload(ctx context.Context, ns string, ref *metav1.OwnerReference) (*drivenWorkload, error) {
+func (r *RolloutReconciler) workload(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, ref *metav1.OwnerReference) (*drivenWorkload, error) {
+	w, err := r.readWorkload(ctx, tdb.Namespace, ref)
+	if w == nil || err != nil {
+		return w, err
+	}
+	driver, err := r.driverOf(ctx, tdb.Namespace, w.template)
+	if err != nil {
+		return nil, err
+	}
+	if w.onDelete {
+		w.status.DrivenBy = driver
+	}
+	// Another budget may drive it: two drivers would each spend their own
+	// budget and disrupt more than either allows.
+	w.driven = w.onDelete && w.synced && driver == tdb.Name
+	return w, nil
+}
+
+// driverOf is the budget that drives a workload: the oldest budget with
+// spec.rollout whose selector matches the workload's pod template, then
+// the first by name.
+func (r *RolloutReconciler) driverOf(ctx context.Context, ns string, template labels.Set) (string, error) {
+	var tdbs policyv1alpha1.TopologyDisruptionBudgetList
+	if err := r.Client.List(ctx, &tdbs, client.InNamespace(ns)); err != nil {
+		return "", fmt.Errorf("listing budgets: %w", err)
+	}
+	var best *policyv1alpha1.TopologyDisruptionBudget
+	for i := range tdbs.Items {
+		t := &tdbs.Items[i]
+		if t.Spec.Rollout == nil || !t.DeletionTimestamp.IsZero() {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(t.Spec.Selector)
+		if err != nil || !sel.Matches(template) {
+			continue
+		}
+		if best == nil || t.CreationTimestamp.Before(&best.CreationTimestamp) ||
+			(t.CreationTimestamp.Equal(&best.CreationTimestamp) && t.Name < best.Name) {
+			best = t
+		}
+	}
+	if best == nil {
+		return "", nil
+	}
+	return best.Name, nil
+}
+
+// readWorkload reads a StatefulSet or DaemonSet from the cache.
+func (r *RolloutReconciler) readWorkload(ctx context.Context, ns string, ref *metav1.OwnerReference) (*drivenWorkload, error) {
 	key := client.ObjectKey{Namespace: ns, Name: ref.Name}
 	switch ref.Kind {
 	case "StatefulSet":
@@ -306,12 +391,13 @@ func (r *RolloutReconciler) workload(ctx context.Context, ns string, ref *metav1
 		}
 		rev := sts.Status.UpdateRevision
 		w := &drivenWorkload{
-			uid: sts.UID,
+			uid: sts.UID, template: sts.Spec.Template.Labels,
 			status: policyv1alpha1.RolloutWorkloadStatus{
 				Kind: "StatefulSet", Name: sts.Name, UpdateStrategy: strategy, UpdateRevision: rev,
 			},
-			driven:  strategy == string(appsv1.OnDeleteStatefulSetStrategyType) && rev != "" && sts.Status.ObservedGeneration >= sts.Generation,
-			updated: func(p *corev1.Pod) bool { return rev != "" && p.Labels[revisionHashLabel] == rev },
+			onDelete: strategy == string(appsv1.OnDeleteStatefulSetStrategyType),
+			synced:   rev != "" && sts.Status.ObservedGeneration >= sts.Generation,
+			updated:  func(p *corev1.Pod) bool { return rev != "" && p.Labels[revisionHashLabel] == rev },
 		}
 		replicas := int32(1)
 		if sts.Spec.Replicas != nil {
@@ -336,12 +422,13 @@ func (r *RolloutReconciler) workload(ctx context.Context, ns string, ref *metav1
 		}
 		gen := ds.Annotations[daemonSetTemplateGeneration]
 		return &drivenWorkload{
-			uid: ds.UID,
+			uid: ds.UID, template: ds.Spec.Template.Labels,
 			status: policyv1alpha1.RolloutWorkloadStatus{
 				Kind: "DaemonSet", Name: ds.Name, UpdateStrategy: strategy, UpdateRevision: gen,
 			},
-			driven:  strategy == string(appsv1.OnDeleteDaemonSetStrategyType) && gen != "" && ds.Status.ObservedGeneration >= ds.Generation,
-			updated: func(p *corev1.Pod) bool { return gen != "" && p.Labels[templateGenerationLabel] == gen },
+			onDelete: strategy == string(appsv1.OnDeleteDaemonSetStrategyType),
+			synced:   gen != "" && ds.Status.ObservedGeneration >= ds.Generation,
+			updated:  func(p *corev1.Pod) bool { return gen != "" && p.Labels[templateGenerationLabel] == gen },
 		}, nil
 	}
 	return nil, nil
@@ -528,15 +615,17 @@ func (e *evictionExpectations) has(key types.NamespacedName, uid types.UID) bool
 }
 
 // unrecorded drops the expectations the status shows, whose pods are seen
-// deleting or gone (the pod then speaks for itself, and its record may
-// already be gone with it), or that timed out; it counts the others per
-// domain.
+// deleting or gone for expectationGrace (the pod then speaks for itself, and
+// its record may already be gone with it; the grace lets the budget's cache
+// catch up with the record written before the deletion), or that timed
+// out; it counts the others per domain.
 func (e *evictionExpectations) unrecorded(key types.NamespacedName, recorded, running map[types.UID]bool, now time.Time) map[string]int32 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := map[string]int32{}
 	for uid, x := range e.m[key] {
-		if recorded[uid] || !running[uid] || now.Sub(x.at) > expectationTimeout {
+		gone := !running[uid] && now.Sub(x.at) >= expectationGrace
+		if recorded[uid] || gone || now.Sub(x.at) > expectationTimeout {
 			delete(e.m[key], uid)
 			continue
 		}

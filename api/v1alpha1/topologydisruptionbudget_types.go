@@ -177,6 +177,11 @@ type RolloutWorkloadStatus struct {
 	// workloads are updated by the operator; the others are listed for
 	// nextScaleDown.
 	UpdateStrategy string `json:"updateStrategy"`
+	// drivenBy names the budget that updates this workload. When several
+	// budgets with spec.rollout cover one workload, the oldest (then the
+	// first by name) drives it; the others only report it.
+	// +optional
+	DrivenBy string `json:"drivenBy,omitempty"`
 	// updateRevision is the revision covered pods are updated to: the
 	// StatefulSet's status.updateRevision, or the DaemonSet's template
 	// generation.

@@ -49,6 +49,9 @@ type RolloutInput struct {
 	// been replaced yet: the budget's records, and evictions the driver made
 	// that the status does not show yet. A domain with one is not complete.
 	InFlight map[string]int32
+	// Records counts, per domain, every eviction record of the budget,
+	// whatever evicted the pod (a drain too): a domain with one is disrupted.
+	Records map[string]int32
 	// Previous is the rollout status last written, if any.
 	Previous *policyv1alpha1.RolloutStatus
 	// NewRevision is true when a driven workload's update revision changed
@@ -64,6 +67,9 @@ type StalledDomain struct {
 	// Pods are the domain's pods that are not updated and Ready (at most a
 	// few).
 	Pods []string
+	// Missing is true when evicted pods of the domain have not been
+	// replaced yet.
+	Missing bool
 	// Since is the last progress time.
 	Since time.Time
 }
@@ -83,6 +89,9 @@ type RolloutPlan struct {
 	Stalled []StalledDomain
 	// Complete is true when every driven pod is updated and Ready.
 	Complete bool
+	// Waiting names the other disrupted domains the current domain waits
+	// for (DomainByDomain disrupts one domain at a time).
+	Waiting []string
 	// RecheckAt is when a progress deadline runs out, if one is running.
 	RecheckAt *time.Time
 }
@@ -93,17 +102,20 @@ type domainRollout struct {
 	total      int32
 	updated    int32 // updated and Ready, not deleting
 	candidates []RolloutPod
+	allowed    int32    // the budget's allowance
+	free       int32    // not-Ready candidates the budget lets go without an allowance
 	notDone    []string // pods not updated and Ready
-	inFlight   bool     // an eviction granted, a pod deleting, or a pod not Ready
-	short      bool     // the budget sees fewer healthy pods than expected
-	allowed    int32
+	inFlight   bool     // a driven pod evicted and not replaced, deleting, or not Ready
+	missing    bool     // a driven pod evicted and not replaced yet
 }
 
+// complete is true when every driven pod of the domain is updated and Ready
+// and none is being replaced. Disruptions from other causes (a drain, a
+// crash-looping pod of another workload) do not make a finished domain
+// current again; they hold the next domain back instead.
 func (d *domainRollout) complete() bool {
-	return len(d.notDone) == 0 && !d.inFlight && !d.short
+	return len(d.notDone) == 0 && !d.inFlight
 }
-
-func (d *domainRollout) disrupted() bool { return d.inFlight || d.short }
 
 // PlanRollout decides which outdated pods to evict now and reports progress,
 // per spec.rollout:
@@ -141,33 +153,28 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 			prev[d.Name] = d
 		}
 	}
+	disrupted := unavailableDomains(in, domains)
 	// Which domains are worked on in this pass, and how many pods each may
 	// lose now.
 	active := map[string]bool{}
 	evict := map[string]int32{}
 	switch ro.Strategy {
 	case policyv1alpha1.AllDomains:
-		disrupted := int32(0)
-		for _, name := range order {
-			if domains[name].disrupted() {
-				disrupted++
-			}
-		}
+		count := int32(len(disrupted))
 		for _, name := range order {
 			d := domains[name]
 			if d.complete() {
 				continue
 			}
-			if !d.disrupted() && len(d.candidates) > 0 && in.Spec.MaxDisruptedDomains != nil {
-				if disrupted >= *in.Spec.MaxDisruptedDomains {
-					continue // waits for another domain to recover
-				}
+			if !disrupted[name] && in.Spec.MaxDisruptedDomains != nil && count >= *in.Spec.MaxDisruptedDomains {
+				continue // waits for another domain to recover
 			}
 			active[name] = true
-			if n := min(d.allowed, int32(len(d.candidates))); n > 0 {
+			if n := d.evictable(); n > 0 {
 				evict[name] = n
-				if !d.disrupted() {
-					disrupted++
+				if !disrupted[name] {
+					disrupted[name] = true
+					count++
 				}
 			}
 		}
@@ -178,9 +185,18 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 				continue
 			}
 			plan.Status.CurrentDomain = name
-			active[name] = true
-			if n := min(d.allowed, int32(len(d.candidates))); n > 0 {
-				evict[name] = n
+			for _, other := range sortedKeys(disrupted) {
+				if other != name {
+					plan.Waiting = append(plan.Waiting, other)
+				}
+			}
+			switch {
+			case len(plan.Waiting) == 0:
+				active[name] = true
+				evict[name] = d.evictable()
+			case disrupted[name]:
+				// Its own pods are being replaced: its deadline runs.
+				active[name] = true
 			}
 			break
 		}
@@ -194,6 +210,11 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 		switch {
 		case d.complete():
 			row.Phase = policyv1alpha1.RolloutPhaseComplete
+			if seen {
+				row.LastProgressTime = p.LastProgressTime
+			}
+		case ro.Paused && (active[name] || name == plan.Status.CurrentDomain):
+			row.Phase = policyv1alpha1.RolloutPhasePaused
 			if seen {
 				row.LastProgressTime = p.LastProgressTime
 			}
@@ -225,7 +246,7 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 				row.Phase = policyv1alpha1.RolloutPhaseStalled
 				stalled = true
 				plan.Stalled = append(plan.Stalled, StalledDomain{
-					Domain: name, Pods: firstN(d.notDone, maxStalledPodsNamed), Since: row.LastProgressTime.Time,
+					Domain: name, Pods: firstN(d.notDone, maxStalledPodsNamed), Missing: d.missing, Since: row.LastProgressTime.Time,
 				})
 			} else if plan.RecheckAt == nil || due.Before(*plan.RecheckAt) {
 				plan.RecheckAt = &due
@@ -247,6 +268,36 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 	}
 	plan.Conditions = conditionsFor(&plan, ro.Paused, ro.Strategy)
 	return plan
+}
+
+// evictable is how many of the domain's outdated pods may go now: those not
+// Ready that the budget's unhealthyPodEvictionPolicy lets go without an
+// allowance, plus as many as the allowance.
+func (d *domainRollout) evictable() int32 {
+	return min(d.free+d.allowed, int32(len(d.candidates)))
+}
+
+// unavailableDomains are the domains with unavailable pods: short of healthy
+// pods in the budget, with an eviction record (whatever evicted the pod), or
+// with a driven pod being replaced.
+func unavailableDomains(in RolloutInput, domains map[string]*domainRollout) map[string]bool {
+	out := map[string]bool{}
+	for _, row := range in.Budget {
+		if row.CurrentHealthy < row.ExpectedPods {
+			out[row.Name] = true
+		}
+	}
+	for name, n := range in.Records {
+		if n > 0 {
+			out[name] = true
+		}
+	}
+	for name, d := range domains {
+		if d.inFlight {
+			out[name] = true
+		}
+	}
+	return out
 }
 
 // rolloutDomains groups the pods by domain and returns the domains that have
@@ -286,11 +337,24 @@ func rolloutDomains(in RolloutInput) (map[string]*domainRollout, []string) {
 			domains[name] = &domainRollout{name: name}
 		}
 		domains[name].inFlight = true
+		domains[name].missing = true
 	}
 	for _, row := range in.Budget {
-		if d := domains[row.Name]; d != nil {
-			d.allowed = max(row.DisruptionsAllowed, 0)
-			d.short = row.CurrentHealthy < row.ExpectedPods
+		d := domains[row.Name]
+		if d == nil {
+			continue
+		}
+		d.allowed = max(row.DisruptionsAllowed, 0)
+		// As the webhook decides (policy/v1's rule): a pod that is not
+		// Ready may go without an allowance under AlwaysAllow, or under
+		// IfHealthyBudget while the domain is not short.
+		if in.Spec.UnhealthyPodEvictionPolicy == policyv1alpha1.AlwaysAllow ||
+			(row.CurrentHealthy >= row.DesiredHealthy && row.DesiredHealthy > 0) {
+			for _, p := range d.candidates {
+				if !p.Ready {
+					d.free++
+				}
+			}
 		}
 	}
 	names := make([]string, 0, len(domains))
@@ -315,9 +379,13 @@ func conditionsFor(plan *RolloutPlan, paused bool, strategy policyv1alpha1.Rollo
 			"every driven pod runs its workload's update revision and is Ready", metav1.ConditionTrue)
 	case len(plan.Stalled) > 0:
 		s := plan.Stalled[0]
-		msg := fmt.Sprintf("domain %s made no progress since %s: pods not updated and Ready: %s; the rollout stopped there. "+
+		pods := strings.Join(s.Pods, ", ")
+		if s.Missing {
+			pods = strings.Join(append(append([]string{}, s.Pods...), "evicted pods not replaced yet"), ", ")
+		}
+		msg := fmt.Sprintf("domain %s made no progress since %s: not updated and Ready: %s; the rollout stopped there. "+
 			"Fix the workload (a new revision restarts the deadline) or set spec.rollout.paused to true and back to false to retry",
-			s.Domain, s.Since.UTC().Format(time.RFC3339), strings.Join(s.Pods, ", "))
+			s.Domain, s.Since.UTC().Format(time.RFC3339), pods)
 		return rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonProgressDeadlineExceeded, msg, metav1.ConditionFalse)
 	case paused:
 		return rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonRolloutPaused,
@@ -330,6 +398,10 @@ func conditionsFor(plan *RolloutPlan, paused bool, strategy policyv1alpha1.Rollo
 		}
 	}
 	msg := fmt.Sprintf("updating (%s): %s updated and Ready", strategyName(strategy), strings.Join(parts, ", "))
+	if len(plan.Waiting) > 0 {
+		msg = fmt.Sprintf("updating (%s): domain %s waits until domain(s) %s recover (DomainByDomain disrupts one domain at a time)",
+			strategyName(strategy), plan.Status.CurrentDomain, strings.Join(plan.Waiting, ", "))
+	}
 	return rolloutConditions(metav1.ConditionTrue, policyv1alpha1.ReasonRolloutUpdating, msg, metav1.ConditionFalse)
 }
 

@@ -78,7 +78,9 @@ func TestPlanRolloutEvictions(t *testing.T) {
 		budget      []policyv1alpha1.DomainStatus
 		pods        []*rpod
 		inFlight    map[string]int32
+		records     map[string]int32
 		wantEvict   []string
+		wantWaiting []string
 		wantCurrent string
 		wantPhases  map[string]policyv1alpha1.RolloutPhase
 	}{
@@ -129,13 +131,36 @@ func TestPlanRolloutEvictions(t *testing.T) {
 			wantPhases:  map[string]policyv1alpha1.RolloutPhase{"zone-a": "Progressing", "zone-b": "Pending"},
 		},
 		{
-			name:   "the last pod updated but the budget still short of a pod: not complete yet",
+			name:   "a finished domain still short of a pod holds the next domain back",
 			spec:   rolloutSpec(policyv1alpha1.DomainByDomain),
 			budget: []policyv1alpha1.DomainStatus{budgetRow("zone-a", 2, 1, 0), budgetRow("zone-b", 2, 2, 1)},
 			pods: append([]*rpod{rp("zone-a-0", "zone-a").updated()},
 				zonePods(2, "zone-b")...),
+			wantCurrent: "zone-b",
+			wantWaiting: []string{"zone-a"},
+			wantPhases:  map[string]policyv1alpha1.RolloutPhase{"zone-a": "Complete", "zone-b": "Pending"},
+		},
+		{
+			name:        "a drain's eviction elsewhere holds the current domain back",
+			spec:        rolloutSpec(policyv1alpha1.DomainByDomain),
+			budget:      []policyv1alpha1.DomainStatus{budgetRow("zone-a", 2, 2, 1), budgetRow("zone-b", 2, 1, 0), budgetRow("zone-c", 2, 2, 1)},
+			pods:        append(zonePods(2, "zone-a"), rp("zone-b-0", "zone-b").updated(), rp("zone-b-1", "zone-b").updated()),
+			records:     map[string]int32{"zone-b": 1},
 			wantCurrent: "zone-a",
-			wantPhases:  map[string]policyv1alpha1.RolloutPhase{"zone-a": "Progressing", "zone-b": "Pending"},
+			wantWaiting: []string{"zone-b"},
+			wantPhases:  map[string]policyv1alpha1.RolloutPhase{"zone-a": "Pending", "zone-b": "Complete"},
+		},
+		{
+			name:   "a zone whose only pod was evicted and not replaced keeps DomainByDomain there",
+			spec:   rolloutSpec(policyv1alpha1.DomainByDomain),
+			budget: []policyv1alpha1.DomainStatus{budgetRow("zone-a", 1, 0, 0), budgetRow("zone-b", 1, 1, 1), budgetRow("zone-c", 1, 1, 1)},
+			// zk-a-0's replacement is not scheduled yet: it has no domain
+			// and is not among the pods.
+			pods:        []*rpod{rp("zk-b-0", "zone-b"), rp("zk-c-0", "zone-c")},
+			inFlight:    map[string]int32{"zone-a": 1},
+			records:     map[string]int32{"zone-a": 1},
+			wantCurrent: "zone-a",
+			wantPhases:  map[string]policyv1alpha1.RolloutPhase{"zone-a": "Progressing", "zone-b": "Pending", "zone-c": "Pending"},
 		},
 		{
 			name:        "pods already evicted or deleting are not evicted again",
@@ -149,9 +174,30 @@ func TestPlanRolloutEvictions(t *testing.T) {
 		{
 			name:        "outdated pods that are not Ready go first",
 			spec:        rolloutSpec(policyv1alpha1.DomainByDomain),
-			budget:      []policyv1alpha1.DomainStatus{budgetRow("zone-a", 3, 2, 1)},
+			budget:      []policyv1alpha1.DomainStatus{budgetRow("zone-a", 3, 2, 0)},
 			pods:        []*rpod{rp("zone-a-0", "zone-a"), rp("zone-a-1", "zone-a"), rp("zone-a-2", "zone-a").notReady()},
 			wantEvict:   []string{"zone-a-2"},
+			wantCurrent: "zone-a",
+			wantPhases:  map[string]policyv1alpha1.RolloutPhase{"zone-a": "Progressing"},
+		},
+		{
+			name: "not-Ready outdated pods go without an allowance under AlwaysAllow",
+			spec: func() *policyv1alpha1.TopologyDisruptionBudgetSpec {
+				s := rolloutSpec(policyv1alpha1.DomainByDomain)
+				s.UnhealthyPodEvictionPolicy = policyv1alpha1.AlwaysAllow
+				return s
+			}(),
+			budget:      []policyv1alpha1.DomainStatus{budgetRow("zone-a", 3, 1, 0)},
+			pods:        []*rpod{rp("zone-a-0", "zone-a"), rp("zone-a-1", "zone-a").notReady(), rp("zone-a-2", "zone-a").notReady()},
+			wantEvict:   []string{"zone-a-1", "zone-a-2"},
+			wantCurrent: "zone-a",
+			wantPhases:  map[string]policyv1alpha1.RolloutPhase{"zone-a": "Progressing"},
+		},
+		{
+			name:        "under IfHealthyBudget a short domain's not-Ready pods need an allowance",
+			spec:        rolloutSpec(policyv1alpha1.DomainByDomain),
+			budget:      []policyv1alpha1.DomainStatus{{Name: "zone-a", ExpectedPods: 3, CurrentHealthy: 1, DesiredHealthy: 2}},
+			pods:        []*rpod{rp("zone-a-0", "zone-a"), rp("zone-a-1", "zone-a").notReady(), rp("zone-a-2", "zone-a").notReady()},
 			wantCurrent: "zone-a",
 			wantPhases:  map[string]policyv1alpha1.RolloutPhase{"zone-a": "Progressing"},
 		},
@@ -210,7 +256,10 @@ func TestPlanRolloutEvictions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			plan := PlanRollout(RolloutInput{Spec: tc.spec, Budget: tc.budget, Pods: rpods(tc.pods...), InFlight: tc.inFlight, Now: t0})
+			plan := PlanRollout(RolloutInput{Spec: tc.spec, Budget: tc.budget, Pods: rpods(tc.pods...), InFlight: tc.inFlight, Records: tc.records, Now: t0})
+			if diff := cmp.Diff(tc.wantWaiting, plan.Waiting); diff != "" {
+				t.Errorf("waiting (-want +got):\n%s", diff)
+			}
 			if diff := cmp.Diff(tc.wantEvict, plan.Evict, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("evictions (-want +got):\n%s", diff)
 			}

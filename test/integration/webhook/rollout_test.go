@@ -39,10 +39,11 @@ type rolloutWorld struct {
 	zoneOf    map[string]string
 	seen      map[string]time.Time // when a pod was first seen terminating
 	evictions []string             // zones, in eviction order
-	// maxDeleting is the most pods of one zone seen terminating at once;
-	// maxZones the most zones with a terminating pod at once.
-	maxDeleting, maxZones int
-	// readyReplacements: replacements start Ready (else not Ready).
+	// maxUnavailable is the most pods of one zone seen unavailable
+	// (terminating, missing or not Ready) at once; maxZones the most zones
+	// with an unavailable pod at once.
+	maxUnavailable, maxZones int
+	// readyReplacements: replacements become Ready (else they never do).
 	readyReplacements bool
 }
 
@@ -92,25 +93,33 @@ func (w *rolloutWorld) createPod(name, rev string, ready bool) {
 }
 
 // step replaces the pods terminating for half a second (the time a kubelet
-// takes to stop them) with pods of the new revision, and records what it
-// saw.
+// takes to stop them) with pods of the new revision, makes replacements
+// Ready half a second after they were created (when they can start), and
+// records what it saw.
 func (w *rolloutWorld) step() {
 	var pods corev1.PodList
 	Expect(k8s.List(ctx, &pods, client.InNamespace(w.ns))).To(Succeed())
-	deleting := map[string]int{}
+	unavailable := map[string]int{}
+	present := map[string]int{}
 	var gone []corev1.Pod
 	w.mu.Lock()
 	started := w.readyReplacements
 	w.mu.Unlock()
 	for i := range pods.Items {
 		p := &pods.Items[i]
+		zone := w.zoneOf[p.Name]
+		present[zone]++
 		if p.DeletionTimestamp == nil {
-			if started && p.Labels[appsv1.ControllerRevisionHashLabelKey] == newRevision && !podReady(p) {
-				Expect(framework.SetReady(ctx, k8s, p, true)).To(Succeed())
+			if !podReady(p) {
+				unavailable[zone]++
+				if started && p.Labels[appsv1.ControllerRevisionHashLabelKey] == newRevision &&
+					time.Since(p.CreationTimestamp.Time) >= 500*time.Millisecond {
+					Expect(framework.SetReady(ctx, k8s, p, true)).To(Succeed())
+				}
 			}
 			continue
 		}
-		deleting[w.zoneOf[p.Name]]++
+		unavailable[zone]++
 		key := string(p.UID)
 		if _, ok := w.seen[key]; !ok {
 			w.seen[key] = time.Now()
@@ -119,11 +128,17 @@ func (w *rolloutWorld) step() {
 			gone = append(gone, *p)
 		}
 	}
-	w.mu.Lock()
-	for _, n := range deleting {
-		w.maxDeleting = max(w.maxDeleting, n)
+	for _, z := range zones {
+		unavailable[z] += 2 - present[z] // evicted, not recreated yet
+		if unavailable[z] == 0 {
+			delete(unavailable, z)
+		}
 	}
-	w.maxZones = max(w.maxZones, len(deleting))
+	w.mu.Lock()
+	for _, n := range unavailable {
+		w.maxUnavailable = max(w.maxUnavailable, n)
+	}
+	w.maxZones = max(w.maxZones, len(unavailable))
 	w.mu.Unlock()
 	for i := range gone {
 		p := &gone[i]
@@ -132,10 +147,7 @@ func (w *rolloutWorld) step() {
 		w.mu.Unlock()
 		Expect(client.IgnoreNotFound(k8s.Delete(ctx, p, client.GracePeriodSeconds(0)))).To(Succeed())
 		Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{}) }).ShouldNot(Succeed())
-		w.mu.Lock()
-		ready := w.readyReplacements
-		w.mu.Unlock()
-		w.createPod(p.Name, newRevision, ready)
+		w.createPod(p.Name, newRevision, false)
 	}
 }
 
@@ -168,20 +180,19 @@ func (w *rolloutWorld) evicted() []string {
 }
 
 // startReplacements makes the replacements start after all (the image was
-// fixed): the next steps make those not Ready Ready, and later ones start
-// Ready.
+// fixed): the next steps make them Ready.
 func (w *rolloutWorld) startReplacements() {
 	w.mu.Lock()
 	w.readyReplacements = true
 	w.mu.Unlock()
 }
 
-// maxima are the most terminating pods seen in one zone, and the most zones
-// with a terminating pod, at once.
+// maxima are the most unavailable pods seen in one zone, and the most zones
+// with an unavailable pod, at once.
 func (w *rolloutWorld) maxima() (perZone, zonesAtOnce int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.maxDeleting, w.maxZones
+	return w.maxUnavailable, w.maxZones
 }
 
 func (w *rolloutWorld) podsAt(rev string) int {
@@ -272,6 +283,36 @@ var _ = Describe("Rollouts of OnDelete StatefulSets driven through the Eviction 
 		Expect(perZone).To(Equal(1), "maxUnavailable 1 per zone")
 		Expect(zonesAtOnce).To(Equal(3), "AllDomains works in every zone at once")
 		Expect(w.evicted()).To(ConsistOf("zone-a", "zone-a", "zone-b", "zone-b", "zone-c", "zone-c"))
+	})
+
+	It("lets one budget drive a workload two budgets with rollout cover: the oldest", func() {
+		w := newRolloutWorld()
+		first := newBudget(w.ns, "first", withRollout(policyv1alpha1.DomainByDomain, nil))
+		Eventually(func() string {
+			if ro := get(first).Status.Rollout; ro != nil && len(ro.Workloads) == 1 {
+				return ro.Workloads[0].DrivenBy
+			}
+			return ""
+		}).Should(Equal("first"))
+		second := newBudget(w.ns, "second", withRollout(policyv1alpha1.AllDomains, nil))
+		Eventually(func() string {
+			if ro := get(second).Status.Rollout; ro != nil && len(ro.Workloads) == 1 {
+				return ro.Workloads[0].DrivenBy
+			}
+			return ""
+		}).Should(Equal("first"))
+		Eventually(rolloutCondition(second, policyv1alpha1.ConditionRolloutComplete)).Should(
+			HaveField("Reason", policyv1alpha1.ReasonNoDrivenWorkloads))
+
+		stop := make(chan struct{})
+		defer close(stop)
+		go w.run(stop)
+		w.setRevision(newRevision)
+		Eventually(func() int { return w.podsAt(newRevision) }, "60s").Should(Equal(6))
+		Eventually(rolloutCondition(first, policyv1alpha1.ConditionRolloutComplete)).Should(HaveField("Status", metav1.ConditionTrue))
+		_, zonesAtOnce := w.maxima()
+		Expect(zonesAtOnce).To(Equal(1), "only the DomainByDomain budget drives; AllDomains would disrupt every zone")
+		Expect(w.evicted()).To(Equal([]string{"zone-a", "zone-a", "zone-b", "zone-b", "zone-c", "zone-c"}))
 	})
 
 	It("evicts nothing while paused and resumes where it stopped", func() {
