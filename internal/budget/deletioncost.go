@@ -20,7 +20,10 @@ import (
 //
 //   - tier is 1 for a pod in a domain with no disruption allowed while
 //     another domain of the ReplicaSet has one, else 0: such a domain never
-//     loses the first pod.
+//     loses the first pod. An old ReplicaSet under a DomainByDomain rollout
+//     gets no tier: there the domain order wins, since the rollout's own
+//     surge pods, starting in the current domain, leave it without
+//     allowance, and the Deployment's maxUnavailable bounds the rollout.
 //   - position is, for an old ReplicaSet of a Deployment being rolled out
 //     with strategy DomainByDomain, the index of the pod's domain in
 //     DomainOrder over the budget's domains, so that old pods leave domain
@@ -128,7 +131,7 @@ func DeletionCosts(in ScaleDownInput) map[string]int32 {
 	for d, ps := range byDomain {
 		sort.Slice(ps, func(i, j int) bool { return removedBefore(ps[i], ps[j]) })
 		base := int64(position[d]) * DomainBand
-		if zero[d] {
+		if zero[d] && len(position) == 0 {
 			base += ZeroAllowanceOffset
 		}
 		n := len(ps)

@@ -254,7 +254,7 @@ func TestDeletionCosts(t *testing.T) {
 			want: costs(domainCosts("zone-a", 3, 0), domainCosts("zone-b", 2, 0)),
 		},
 		{
-			name: "old ReplicaSet: a domain without allowance goes after the others, whatever the order",
+			name: "old ReplicaSet: the domain order wins over a domain without allowance",
 			in: ScaleDownInput{
 				Spec: spec(policyv1alpha1.DomainByDomain),
 				Domains: []policyv1alpha1.DomainStatus{
@@ -263,7 +263,7 @@ func TestDeletionCosts(t *testing.T) {
 				Pods:         scaleDownPods(spreadOf("zone-a 2", "zone-b 2", "zone-c 2")...),
 				OldInRollout: true,
 			},
-			want: costs(domainCosts("zone-a", 2, ZeroAllowanceOffset), domainCosts("zone-b", 2, DomainBand),
+			want: costs(domainCosts("zone-a", 2, 0), domainCosts("zone-b", 2, DomainBand),
 				domainCosts("zone-c", 2, 2*DomainBand)),
 		},
 		{
