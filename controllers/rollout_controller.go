@@ -530,7 +530,7 @@ func (r *RolloutReconciler) emitRolloutEvents(tdb *policyv1alpha1.TopologyDisrup
 		return
 	}
 	for _, d := range plan.Started {
-		r.Recorder.Eventf(tdb, nil, corev1.EventTypeNormal, policyv1alpha1.EventReasonRolloutDomainStarted, "Rollout",
+		r.Recorder.Eventf(tdb, nil, corev1.EventTypeNormal, policyv1alpha1.EventReasonRolloutDomainStarted, domainAction(d),
 			"updating domain %s (%s)", d, strategyOf(tdb))
 	}
 	wasStalled := map[string]bool{}
@@ -543,7 +543,7 @@ func (r *RolloutReconciler) emitRolloutEvents(tdb *policyv1alpha1.TopologyDisrup
 		if wasStalled[s.Domain] {
 			continue
 		}
-		r.Recorder.Eventf(tdb, nil, corev1.EventTypeWarning, policyv1alpha1.EventReasonRolloutStalled, "Rollout",
+		r.Recorder.Eventf(tdb, nil, corev1.EventTypeWarning, policyv1alpha1.EventReasonRolloutStalled, domainAction(s.Domain),
 			"domain %s made no progress since %s (pods not updated and Ready: %v); the rollout stopped there: fix the workload or pause and resume",
 			s.Domain, s.Since.UTC().Format(time.RFC3339), s.Pods)
 	}
@@ -551,6 +551,15 @@ func (r *RolloutReconciler) emitRolloutEvents(tdb *policyv1alpha1.TopologyDisrup
 		r.Recorder.Eventf(tdb, nil, corev1.EventTypeNormal, policyv1alpha1.EventReasonRolloutComplete, "Rollout",
 			"every driven pod is updated and Ready in %d domain(s)", len(plan.Status.Domains))
 	}
+}
+
+// domainAction is the action of a per-domain rollout event. The events API
+// folds events with the same regarding object, reason and action into one
+// series that keeps the first note, so the domain is part of the action:
+// otherwise "updating domain zone-b" would only bump the count of "updating
+// domain zone-a".
+func domainAction(domain string) string {
+	return "UpdateDomain " + domain
 }
 
 // wasUpdating is true when the last status had a domain not complete.
