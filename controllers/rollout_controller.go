@@ -126,12 +126,18 @@ func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if plan.RecheckAt != nil {
 		result.RequeueAfter = plan.RecheckAt.Sub(now) + 100*time.Millisecond
 	}
-	refused, err := r.evict(ctx, &tdb, state, plan.Evict, now)
+	granted, refused, err := r.evict(ctx, &tdb, state, plan.Evict, now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if refused {
 		result = soonest(result, refusedRetry)
+	}
+	if granted > 0 {
+		// The webhook just wrote this budget's status for each eviction: a
+		// write from the version read before them could only conflict. The
+		// webhook's writes bring the next pass, which reports them.
+		return soonest(result, 500*time.Millisecond), nil
 	}
 	if r.expect.pending(req.NamespacedName) {
 		result = soonest(result, 2*time.Second)
@@ -437,7 +443,7 @@ func (r *RolloutReconciler) readWorkload(ctx context.Context, ns string, ref *me
 // evict requests the planned evictions through the Eviction API, so that
 // the budget's webhook, PodDisruptionBudgets and any other admission step
 // apply to them. It stops at the first refusal: a 429 is back-pressure.
-func (r *RolloutReconciler) evict(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, state *rolloutState, names []string, now time.Time) (refused bool, err error) {
+func (r *RolloutReconciler) evict(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, state *rolloutState, names []string, now time.Time) (granted int, refused bool, err error) {
 	logger := log.FromContext(ctx)
 	key := client.ObjectKeyFromObject(tdb)
 	for _, name := range names {
@@ -449,22 +455,23 @@ func (r *RolloutReconciler) evict(ctx context.Context, tdb *policyv1alpha1.Topol
 		err := r.Client.SubResource("eviction").Create(ctx, p, ev)
 		switch {
 		case err == nil:
+			granted++
 			rolloutEvictions.WithLabelValues(tdb.Namespace, tdb.Name, "granted").Inc()
 			r.expect.add(key, p.UID, state.domainOf[name], now)
 			logger.V(1).Info("evicted outdated pod", "tdb", klog.KObj(tdb), "pod", klog.KObj(p), "domain", state.domainOf[name])
 		case apierrors.IsTooManyRequests(err):
 			rolloutEvictions.WithLabelValues(tdb.Namespace, tdb.Name, "refused").Inc()
 			logger.V(1).Info("eviction refused, retrying later", "tdb", klog.KObj(tdb), "pod", klog.KObj(p), "reason", err.Error())
-			return true, nil
+			return granted, true, nil
 		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 			// Gone or replaced meanwhile: the next pass sees it.
 			continue
 		default:
 			rolloutEvictions.WithLabelValues(tdb.Namespace, tdb.Name, "error").Inc()
-			return false, fmt.Errorf("evicting pod %s/%s: %w", p.Namespace, p.Name, err)
+			return granted, false, fmt.Errorf("evicting pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
 	}
-	return false, nil
+	return granted, false, nil
 }
 
 // rolloutStatusFor builds the status with the plan's rollout status and
