@@ -1,6 +1,6 @@
-// Command manager runs tdb-operator: the TopologyDisruptionBudget status
-// controller (and, in later releases, the eviction webhook and rollout
-// controllers).
+// Command manager runs tdb-operator: the TopologyDisruptionBudget
+// controllers (status, rollouts, deletion cost), which need leadership with
+// --leader-elect, and the eviction webhook, which every replica serves.
 package main
 
 import (
@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,12 +25,20 @@ import (
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/controllers"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/internal/certs"
 	evictionwebhook "github.com/tdb-operator/tdb-operator/internal/webhook"
 )
 
-// Leader election (--leader-elect) needs a Lease and records events.
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
+// Leader election (--leader-elect) needs its Lease in the operator's
+// namespace (creating cannot be limited to one name; reading and renewing
+// can) and records events.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=tdb-system,resources=leases,verbs=create
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=tdb-system,resources=leases,resourceNames=tdb-operator.policy.tdb.dev,verbs=get;update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// leaderElectionID names the leader election Lease (the RBAC marker above
+// names it too).
+const leaderElectionID = "tdb-operator.policy.tdb.dev"
 
 func main() {
 	if err := run(); err != nil {
@@ -49,6 +58,8 @@ func run() error {
 		webhookCertDir string
 		webhookHost    string
 		enableWebhook  bool
+		certRotation   bool
+		certOptions    certs.Options
 		operatorNS     string
 		zapOpts        = zap.Options{Development: false}
 		managerOptions ctrl.Options
@@ -61,7 +72,11 @@ func run() error {
 	flag.BoolVar(&enableWebhook, "enable-webhook", true, "Serve the pods/eviction admission webhook.")
 	flag.StringVar(&webhookHost, "webhook-host", "", "Address the webhook server binds to; empty means all interfaces.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port of the webhook server (TLS).")
-	flag.StringVar(&webhookCertDir, "webhook-cert-dir", "", "Directory holding tls.crt and tls.key for the webhook server; default: <temp dir>/k8s-webhook-server/serving-certs.")
+	flag.StringVar(&webhookCertDir, "webhook-cert-dir", "", "Directory holding tls.crt and tls.key for the webhook server (written there by the operator with --cert-rotation); default: <temp dir>/k8s-webhook-server/serving-certs.")
+	flag.BoolVar(&certRotation, "cert-rotation", inCluster(), "Create and rotate the webhook's serving certificate in a Secret and inject its CA into the webhook configuration (no cert-manager needed); every replica copies it into --webhook-cert-dir. Default: true when running in a cluster. Off: the certificate is read from --webhook-cert-dir as it is (cert-manager, make run-local).")
+	flag.StringVar(&certOptions.SecretName, "webhook-secret-name", "tdb-webhook-server-cert", "With --cert-rotation: the Secret in the operator's namespace that holds the CA and the serving certificate.")
+	flag.StringVar(&certOptions.ServiceName, "webhook-service-name", "tdb-webhook-service", "With --cert-rotation: the webhook Service in the operator's namespace; the certificate is valid for its DNS names.")
+	flag.StringVar(&certOptions.WebhookConfigName, "webhook-config-name", "tdb-validating-webhook-configuration", "With --cert-rotation: the ValidatingWebhookConfiguration that gets the CA bundle.")
 	flag.StringVar(&operatorNS, "operator-namespace", envOr("POD_NAMESPACE", "tdb-system"), "The operator's own namespace; evictions there always pass, so draining the operator's node cannot deadlock. Default: $POD_NAMESPACE, else tdb-system.")
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -75,17 +90,35 @@ func run() error {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(policyv1alpha1.AddToScheme(scheme))
 
+	if webhookCertDir == "" {
+		// controller-runtime's default, named here because the rotation
+		// writes to it.
+		webhookCertDir = filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs")
+	}
+	webhookServer := webhook.NewServer(webhook.Options{Host: webhookHost, Port: webhookPort, CertDir: webhookCertDir})
+	var rotation *certs.Rotation
+	if enableWebhook && certRotation {
+		certOptions.Namespace = operatorNS
+		certOptions.CertDir = webhookCertDir
+		certOptions.RequireLeaderElection = leaderElect
+		var err error
+		if rotation, err = certs.New(certOptions); err != nil {
+			return err
+		}
+		// Not listening, and so not ready, until this replica has a
+		// certificate from the Secret.
+		webhookServer = rotation.GateServer(webhookServer)
+	}
+
 	managerOptions = ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          leaderElect,
-		LeaderElectionID:        "tdb-operator.policy.tdb.dev",
+		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: leaderElectNS,
 		Cache:                   controllers.CacheOptions(),
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Host: webhookHost, Port: webhookPort, CertDir: webhookCertDir,
-		}),
+		WebhookServer:           webhookServer,
 	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -104,6 +137,11 @@ func run() error {
 	}
 	if enableWebhook {
 		evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS})
+	}
+	if rotation != nil {
+		if err := rotation.SetupWithManager(mgr); err != nil {
+			return err
+		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
@@ -128,6 +166,10 @@ func run() error {
 	ctrl.Log.WithName("setup").Info("starting manager")
 	return mgr.Start(ctx)
 }
+
+// inCluster tells whether the manager runs in a pod, where the webhook's
+// certificate is the operator's to manage.
+func inCluster() bool { return os.Getenv("KUBERNETES_SERVICE_HOST") != "" }
 
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {

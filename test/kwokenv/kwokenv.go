@@ -163,7 +163,8 @@ func StartOperator(c *Cluster, o OperatorOptions) (*Operator, error) {
 		return nil, err
 	}
 	args := append([]string{
-		"--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", o.WebhookPort), "--webhook-cert-dir=" + certDir,
+		// The certificate is hack/localwebhook's, registered with a URL.
+		"--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", o.WebhookPort), "--webhook-cert-dir=" + certDir, "--cert-rotation=false",
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", o.MetricsPort),
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", o.ProbePort),
 	}, o.Args...)

@@ -1,0 +1,39 @@
+package rbac
+
+// Namespace is the operator's namespace in config/default.
+const Namespace = "tdb-system"
+
+// Expected is every grant the operator has, and why. A test fails when the
+// roles grant anything else, or less: widen this table only with a reason.
+var Expected = []Row{
+	// The status controller: coverage, domains and expected pods.
+	{Kind: "ClusterRole", Group: "", Resource: "nodes", Verbs: "get,list,watch"},
+	{Kind: "ClusterRole", Group: "", Resource: "replicationcontrollers", Verbs: "get,list,watch"},
+	{Kind: "ClusterRole", Group: "apps", Resource: "daemonsets", Verbs: "get,list,watch"},
+	{Kind: "ClusterRole", Group: "apps", Resource: "deployments", Verbs: "get,list,watch"},
+	{Kind: "ClusterRole", Group: "apps", Resource: "replicasets", Verbs: "get,list,watch"},
+	{Kind: "ClusterRole", Group: "apps", Resource: "statefulsets", Verbs: "get,list,watch"},
+	// Expected pods of any controller with a scale subresource, as policy/v1
+	// does: the only wildcard allowed.
+	{Kind: "ClusterRole", Group: "*", Resource: "*/scale", Verbs: "get"},
+	// Pods are read; patch keeps controller.kubernetes.io/pod-deletion-cost.
+	{Kind: "ClusterRole", Group: "", Resource: "pods", Verbs: "get,list,patch,watch"},
+	// The rollout driver evicts through the Eviction API, so every budget applies.
+	{Kind: "ClusterRole", Group: "", Resource: "pods/eviction", Verbs: "create"},
+	// Budgets: read, and their status (the ledger) written.
+	{Kind: "ClusterRole", Group: "policy.tdb.dev", Resource: "topologydisruptionbudgets", Verbs: "get,list,watch"},
+	{Kind: "ClusterRole", Group: "policy.tdb.dev", Resource: "topologydisruptionbudgets/status", Verbs: "get,update"},
+	// Events on budgets (both APIs: the recorder and leader election).
+	{Kind: "ClusterRole", Group: "", Resource: "events", Verbs: "create,patch"},
+	{Kind: "ClusterRole", Group: "events.k8s.io", Resource: "events", Verbs: "create,patch"},
+	// CA injection: the rotator watches webhook configurations and updates
+	// only the operator's own.
+	{Kind: "ClusterRole", Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Verbs: "get,list,watch"},
+	{Kind: "ClusterRole", Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Names: "tdb-validating-webhook-configuration", Verbs: "update"},
+	// In the operator's namespace only: the webhook certificate Secret (read
+	// by every replica, updated by the leader) and the leader election Lease.
+	{Kind: "Role", Group: "", Resource: "secrets", Verbs: "get,list,watch"},
+	{Kind: "Role", Group: "", Resource: "secrets", Names: "tdb-webhook-server-cert", Verbs: "update"},
+	{Kind: "Role", Group: "coordination.k8s.io", Resource: "leases", Verbs: "create"},
+	{Kind: "Role", Group: "coordination.k8s.io", Resource: "leases", Names: "tdb-operator.policy.tdb.dev", Verbs: "get,update"},
+}
