@@ -7,8 +7,11 @@ SHELL := /usr/bin/env bash -o pipefail
 LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
+# kustomize v5.8.3 needs Go 1.27; v5.8.2 is the newest that builds with ours.
+KUSTOMIZE_VERSION ?= v5.8.2
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 
 # Unit tests are pure; integration tests run against a real kube-apiserver and
 # etcd built by hack/build-k8s-binaries.sh.
@@ -44,25 +47,26 @@ vet: ## go vet every package, integration ones included.
 	go vet ./...
 	go vet -tags integration ./test/...
 	go vet -tags perf,integration ./test/perf/
-	go vet -tags e2e ./test/e2e/
+	go vet -tags e2e ./test/e2e/ ./test/install/
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (pinned).
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: verify
-verify: generate manifests ## Fail when generated files or formatting are stale.
+verify: generate manifests $(KUSTOMIZE) ## Fail when generated files (deepcopy, CRD, RBAC, the OLM bundle) or formatting are stale.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "not gofmt-clean:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- api config)" || { echo "untracked generated files:"; git status --porcelain -- api config; exit 1; }
+	$(verify_bundle)
+	@git diff --exit-code -- api config $(BUNDLE_FILES) || { echo "generated files are stale: run 'make generate manifests bundle' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config $(BUNDLE_FILES))" || { echo "untracked generated files:"; git status --porcelain -- api config $(BUNDLE_FILES); exit 1; }
 
 ##@ Test
 .PHONY: test
-test: verify vet test-unit test-integration test-e2e ## The whole suite: unit (with a short fuzz run), integration (envtest) and e2e (local kwok cluster).
+test: verify vet test-unit test-integration test-install test-e2e ## The whole suite: unit (with a short fuzz run), integration (envtest), install (kustomize on a local kwok cluster) and e2e (local kwok cluster).
 
 .PHONY: test-unit
-test-unit: ## Pure unit tests, plus a short run of the budget fuzzer.
-	go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
+test-unit: $(KUSTOMIZE) ## Pure unit tests (the bundle's validation renders config/default with the pinned kustomize), plus a short run of the budget fuzzer.
+	KUSTOMIZE=$(KUSTOMIZE) go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
 	go test -run='^$$' -fuzz=FuzzCompute -fuzztime=$(FUZZTIME) ./internal/budget/
 
 .PHONY: test-integration
@@ -74,6 +78,10 @@ test-integration: k8s-binaries ## envtest suites against a real kube-apiserver a
 test-e2e: cluster-binaries ## End-to-end suite on a fresh local kwok cluster (tdb-e2e, real control plane, concurrent kubectl drains, ports 19443/18080/18081); about 7 minutes.
 	go test -tags e2e -count=1 -timeout 40m ./test/e2e/ -ginkgo.v
 
+.PHONY: test-install
+test-install: cluster-binaries $(KUSTOMIZE) ## Install test on a fresh local kwok cluster (tdb-install, API server port 16443): config/default and the overlays accepted object by object by a server-side dry run, then applied, then removed.
+	KUSTOMIZE=$(KUSTOMIZE) go test -v -tags e2e -count=1 -timeout 15m ./test/install/ -ginkgo.v
+
 .PHONY: bench
 bench: ## Benchmarks of the budget engine.
 	go test -run='^$$' -bench=. -benchmem ./internal/budget/
@@ -83,15 +91,109 @@ k8s-binaries: ## Build pinned kube-apiserver and etcd into bin/k8s (cached).
 	hack/build-k8s-binaries.sh kube-apiserver etcd >/dev/null
 
 ##@ Build
+# The manager build, shared by `make build` and the Dockerfile's build stage:
+# a static binary without local paths or symbol tables. test/dockerfile fails
+# when the Dockerfile's `go build` line drifts from these.
+GO_BUILD_ENV := CGO_ENABLED=0
+GO_BUILD_FLAGS := -trimpath -ldflags "-s -w"
+MANAGER_PKG := ./cmd
+
+# Images. No registry is assumed: set IMAGE_TAG_BASE (or IMG) to your own,
+# e.g. IMAGE_TAG_BASE=example.invalid/tdb-operator. VERSION defaults to the
+# version of the committed OLM bundle (bundle/VERSION).
+CONTAINER_TOOL ?= docker
+VERSION ?= $(shell cat bundle/VERSION 2>/dev/null || echo 0.0.0)
+IMAGE_TAG_BASE ?= tdb-operator
+IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
+BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
+
 .PHONY: build
-build: generate ## Build the manager binary.
-	go build -o $(LOCALBIN)/manager ./cmd
+build: generate ## Build the manager binary (static, as in the image).
+	$(GO_BUILD_ENV) go build $(GO_BUILD_FLAGS) -o $(LOCALBIN)/manager $(MANAGER_PKG)
+
+.PHONY: docker-build
+docker-build: ## Build the manager image IMG with $(CONTAINER_TOOL) (not run in tests: test/dockerfile checks the Dockerfile).
+	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the manager image IMG.
+	$(CONTAINER_TOOL) push $(IMG)
+
+##@ OLM bundle
+# bundle/ and bundle.Dockerfile are generated from config/default by
+# hack/bundlegen for VERSION (x.y.z, recorded in bundle/VERSION) and IMG, and
+# checked by its tests; `make verify` regenerates them and fails on a
+# difference. The scorecard's tests run in operator-framework's scorecard-test
+# image (tag: the operator-sdk release that runs them); no registry is named
+# here: example.invalid stands for the one you pull it from.
+SCORECARD_TEST_IMG ?= example.invalid/operator-framework/scorecard-test:v1.32.0
+BUNDLE_FILES := bundle bundle.Dockerfile
+BUNDLEGEN_FLAGS = -version $(VERSION) -image $(IMG) -scorecard-image $(SCORECARD_TEST_IMG)
+
+# Regenerate the bundle into a temporary directory, with the committed
+# VERSION, and compare it with bundle/ and bundle.Dockerfile.
+define verify_bundle
+@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	$(KUSTOMIZE) build config/default | go run ./hack/bundlegen $(BUNDLEGEN_FLAGS) -out "$$tmp" \
+	&& diff -ru bundle "$$tmp/bundle" && diff -u bundle.Dockerfile "$$tmp/bundle.Dockerfile" \
+	|| { echo "the OLM bundle is stale: run 'make bundle VERSION=$(VERSION)' and commit"; exit 1; }
+endef
+
+.PHONY: bundle
+bundle: manifests $(KUSTOMIZE) ## Generate the OLM bundle (bundle/, bundle.Dockerfile) for VERSION=x.y.z and IMG from config/default.
+	$(KUSTOMIZE) build config/default | go run ./hack/bundlegen $(BUNDLEGEN_FLAGS) -out .
+
+.PHONY: verify-bundle
+verify-bundle: $(KUSTOMIZE) ## Fail when bundle/ differs from what `make bundle` generates for the committed VERSION.
+	$(verify_bundle)
+
+.PHONY: bundle-build
+bundle-build: ## Build the bundle image BUNDLE_IMG with $(CONTAINER_TOOL).
+	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
+
+.PHONY: bundle-push
+bundle-push: ## Push the bundle image BUNDLE_IMG.
+	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
 
 .PHONY: run
 run: ## Run the manager against the current kubeconfig.
 	go run ./cmd
 
+##@ Deployment
+# For a real cluster (the current kubeconfig's): config/default with the
+# manager image IMG, set in a temporary overlay so config/ stays as committed.
+KUBECTL ?= kubectl
+# The overlay lives two levels below the repository (kustomize refuses
+# absolute resource paths).
+DEPLOY_DIR := $(CURDIR)/bin/deploy
+
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE) ## Build the pinned kustomize into bin/.
+
+.PHONY: install
+install: $(KUSTOMIZE) ## Install the CRD only.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply -f -
+
+.PHONY: uninstall
+uninstall: $(KUSTOMIZE) ## Remove the CRD, and with it every TopologyDisruptionBudget.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
+
+.PHONY: deploy
+deploy: $(KUSTOMIZE) ## Install the operator (config/default) with the manager image IMG.
+	rm -rf $(DEPLOY_DIR) && mkdir -p $(DEPLOY_DIR)
+	cd $(DEPLOY_DIR) && $(KUSTOMIZE) create --resources ../../config/default && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build $(DEPLOY_DIR) | $(KUBECTL) apply -f -
+
+.PHONY: undeploy
+undeploy: $(KUSTOMIZE) ## Remove the operator: the webhook configuration first (evictions stop waiting for it), then everything else, CRD and budgets included.
+	$(KUBECTL) delete --ignore-not-found validatingwebhookconfiguration tdb-validating-webhook-configuration
+	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found --wait=false -f -
+
 ##@ Tools
+$(KUSTOMIZE):
+	GOBIN=$(LOCALBIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+	mv $(LOCALBIN)/kustomize $@
+
 $(CONTROLLER_GEN):
 	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(LOCALBIN)/controller-gen $@
@@ -129,7 +231,7 @@ OPERATOR_NAMESPACE ?= tdb-system
 .PHONY: run-local
 run-local: ## Run the operator as a local process against $KUBECONFIG: installs CRDs, self-signed certs and a URL webhook registration.
 	go run ./hack/localwebhook -host $(WEBHOOK_HOST) -port $(WEBHOOK_PORT) -cert-dir $(LOCAL_CERT_DIR) -operator-namespace $(OPERATOR_NAMESPACE)
-	go run ./cmd --webhook-host $(WEBHOOK_HOST) --webhook-port $(WEBHOOK_PORT) --webhook-cert-dir $(LOCAL_CERT_DIR) \
+	go run ./cmd --webhook-host $(WEBHOOK_HOST) --webhook-port $(WEBHOOK_PORT) --webhook-cert-dir $(LOCAL_CERT_DIR) --cert-rotation=false \
 		--operator-namespace $(OPERATOR_NAMESPACE) --metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 $(ARGS)
 
 .PHONY: run-local-clean

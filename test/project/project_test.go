@@ -1,0 +1,136 @@
+// Package project checks that PROJECT, the kubebuilder project file,
+// records what the project has: its module, its CRDs and the core-type
+// webhook the manifests register.
+package project
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+)
+
+const root = "../.."
+
+// projectConfig is kubebuilder's PROJECT (config version 3), strictly:
+// a field kubebuilder does not record fails the test.
+type projectConfig struct {
+	CLIVersion  string            `json:"cliVersion,omitempty"`
+	Domain      string            `json:"domain"`
+	Layout      []string          `json:"layout"`
+	Plugins     map[string]any    `json:"plugins,omitempty"`
+	ProjectName string            `json:"projectName"`
+	Repo        string            `json:"repo"`
+	Resources   []projectResource `json:"resources"`
+	Version     string            `json:"version"`
+}
+
+type projectResource struct {
+	API        *projectAPI      `json:"api,omitempty"`
+	Controller bool             `json:"controller,omitempty"`
+	Core       bool             `json:"core,omitempty"`
+	External   bool             `json:"external,omitempty"`
+	Domain     string           `json:"domain,omitempty"`
+	Group      string           `json:"group"`
+	Kind       string           `json:"kind"`
+	Path       string           `json:"path"`
+	Version    string           `json:"version"`
+	Webhooks   *projectWebhooks `json:"webhooks,omitempty"`
+}
+
+type projectAPI struct {
+	CRDVersion string `json:"crdVersion"`
+	Namespaced bool   `json:"namespaced,omitempty"`
+}
+
+type projectWebhooks struct {
+	Defaulting     bool   `json:"defaulting,omitempty"`
+	Validation     bool   `json:"validation,omitempty"`
+	Conversion     bool   `json:"conversion,omitempty"`
+	WebhookVersion string `json:"webhookVersion"`
+}
+
+func read(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestProjectFile(t *testing.T) {
+	var p projectConfig
+	if err := yaml.UnmarshalStrict(read(t, "PROJECT"), &p); err != nil {
+		t.Fatalf("PROJECT: %v", err)
+	}
+	if p.Version != "3" || len(p.Layout) != 1 || p.Layout[0] != "go.kubebuilder.io/v4" {
+		t.Errorf("PROJECT: want config version 3 with layout go.kubebuilder.io/v4, got %q %v", p.Version, p.Layout)
+	}
+	gomod := string(read(t, "go.mod"))
+	if !strings.HasPrefix(gomod, "module "+p.Repo+"\n") {
+		t.Errorf("PROJECT: repo %q is not go.mod's module", p.Repo)
+	}
+
+	// Every CRD in config/crd/bases is a resource with an API in api/.
+	entries, err := os.ReadDir(filepath.Join(root, "config", "crd", "bases"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]projectResource{}
+	for _, e := range entries {
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := yaml.Unmarshal(read(t, filepath.Join("config", "crd", "bases", e.Name())), &crd); err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		group, ok := strings.CutSuffix(crd.Spec.Group, "."+p.Domain)
+		if !ok {
+			t.Errorf("CRD %s: group %s is not under the project's domain %s", crd.Name, crd.Spec.Group, p.Domain)
+		}
+		for _, v := range crd.Spec.Versions {
+			want[group+"/"+v.Name+"/"+crd.Spec.Names.Kind] = projectResource{
+				API:        &projectAPI{CRDVersion: "v1", Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped},
+				Controller: true,
+				Domain:     p.Domain,
+				Group:      group,
+				Kind:       crd.Spec.Names.Kind,
+				Path:       p.Repo + "/api/" + v.Name,
+				Version:    v.Name,
+			}
+		}
+	}
+	// The eviction webhook is a validation webhook on the core Pod type
+	// (pods/eviction is its subresource), recorded as kubebuilder records
+	// core types: core: true, the k8s.io/api path, no api block.
+	raw := read(t, filepath.Join("config", "webhook", "manifests.yaml"))
+	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := yaml.Unmarshal(raw, &vwc); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range vwc.Webhooks {
+		for _, r := range w.Rules {
+			for _, res := range r.Resources {
+				if base, _, _ := strings.Cut(res, "/"); base != "pods" || len(r.APIGroups) != 1 || r.APIGroups[0] != "" {
+					t.Fatalf("webhook %s on %v %s: extend this test for it", w.Name, r.APIGroups, res)
+				}
+			}
+		}
+		want["core/v1/Pod"] = projectResource{
+			Core: true, Group: "core", Kind: "Pod", Path: "k8s.io/api/core/v1", Version: "v1",
+			Webhooks: &projectWebhooks{Validation: true, WebhookVersion: "v1"},
+		}
+	}
+
+	got := map[string]projectResource{}
+	for _, r := range p.Resources {
+		got[r.Group+"/"+r.Version+"/"+r.Kind] = r
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("PROJECT resources (-want +got):\n%s", diff)
+	}
+}
