@@ -75,7 +75,7 @@ test-integration: k8s-binaries ## envtest suites against a real kube-apiserver a
 		go test $(GO_TEST_FLAGS) -tags integration -timeout 30m $(INTEGRATION_PKGS) -ginkgo.v
 
 .PHONY: test-e2e
-test-e2e: cluster-binaries ## End-to-end suite on a fresh local kwok cluster (tdb-e2e, real control plane, concurrent kubectl drains, ports 19443/18080/18081); about 7 minutes.
+test-e2e: cluster-binaries ## End-to-end suite on a fresh local kwok cluster (tdb-e2e, real control plane, concurrent kubectl drains, ports 19443/18080/18081); about 15 minutes.
 	go test -tags e2e -count=1 -timeout 40m ./test/e2e/ -ginkgo.v
 
 .PHONY: test-install
