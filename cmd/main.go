@@ -10,13 +10,19 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"sync/atomic"
+	"syscall"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -59,6 +65,7 @@ func run() error {
 		webhookHost    string
 		enableWebhook  bool
 		certRotation   bool
+		shutdownDelay  time.Duration
 		certOptions    certs.Options
 		operatorNS     string
 		zapOpts        = zap.Options{Development: false}
@@ -73,6 +80,7 @@ func run() error {
 	flag.StringVar(&webhookHost, "webhook-host", "", "Address the webhook server binds to; empty means all interfaces.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port of the webhook server (TLS).")
 	flag.StringVar(&webhookCertDir, "webhook-cert-dir", "", "Directory holding tls.crt and tls.key for the webhook server (written there by the operator with --cert-rotation); default: <temp dir>/k8s-webhook-server/serving-certs.")
+	flag.DurationVar(&shutdownDelay, "shutdown-delay", defaultShutdownDelay(), "On SIGTERM, report not ready and keep answering webhook calls this long before stopping, so the Service stops routing evictions here first (a failed call would abort a kubectl drain). Default: 5s in a cluster, 0 otherwise.")
 	flag.BoolVar(&certRotation, "cert-rotation", inCluster(), "Create and rotate the webhook's serving certificate in a Secret and inject its CA into the webhook configuration (no cert-manager needed); every replica copies it into --webhook-cert-dir. Default: true when running in a cluster. Off: the certificate is read from --webhook-cert-dir as it is (cert-manager, make run-local).")
 	flag.StringVar(&certOptions.SecretName, "webhook-secret-name", "tdb-webhook-server-cert", "With --cert-rotation: the Secret in the operator's namespace that holds the CA and the serving certificate.")
 	flag.StringVar(&certOptions.ServiceName, "webhook-service-name", "tdb-webhook-service", "With --cert-rotation: the webhook Service in the operator's namespace; the certificate is valid for its DNS names.")
@@ -117,8 +125,11 @@ func run() error {
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: leaderElectNS,
-		Cache:                   controllers.CacheOptions(),
-		WebhookServer:           webhookServer,
+		// The process exits right after the manager stops: handing the
+		// Lease over at once spares the other replica the lease timeout.
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         controllers.CacheOptions(),
+		WebhookServer:                 webhookServer,
 	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -128,7 +139,8 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	ctx := ctrl.SetupSignalHandler()
+	var draining atomic.Bool
+	ctx := drainingSignalHandler(&draining, shutdownDelay)
 	if err := controllers.SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
@@ -141,6 +153,14 @@ func run() error {
 	if rotation != nil {
 		if err := rotation.SetupWithManager(mgr); err != nil {
 			return err
+		}
+	}
+	// The webhook reads budgets, nodes and pods. A replica that is not the
+	// leader runs no controller that would start these informers, so they
+	// are started here: otherwise its first eviction would wait for them.
+	for _, obj := range []client.Object{&policyv1alpha1.TopologyDisruptionBudget{}, &corev1.Node{}, &corev1.Pod{}} {
+		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
+			return fmt.Errorf("starting the informer of %T: %w", obj, err)
 		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -158,6 +178,14 @@ func run() error {
 	}); err != nil {
 		return fmt.Errorf("adding ready check: %w", err)
 	}
+	if err := mgr.AddReadyzCheck("draining", func(*http.Request) error {
+		if draining.Load() {
+			return errors.New("shutting down")
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("adding ready check: %w", err)
+	}
 	if enableWebhook {
 		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 			return fmt.Errorf("adding webhook ready check: %w", err)
@@ -165,6 +193,35 @@ func run() error {
 	}
 	ctrl.Log.WithName("setup").Info("starting manager")
 	return mgr.Start(ctx)
+}
+
+// drainingSignalHandler returns a context cancelled shutdownDelay after the
+// first SIGTERM or SIGINT; meanwhile draining is true, which fails the
+// readiness check. A second signal stops at once.
+func drainingSignalHandler(draining *atomic.Bool, shutdownDelay time.Duration) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGTERM, os.Interrupt)
+	go func() {
+		<-signals
+		draining.Store(true)
+		ctrl.Log.WithName("setup").Info("shutting down: not ready, still answering", "delay", shutdownDelay.String())
+		select {
+		case <-time.After(shutdownDelay):
+		case <-signals:
+		}
+		cancel()
+		<-signals
+		os.Exit(1)
+	}()
+	return ctx
+}
+
+func defaultShutdownDelay() time.Duration {
+	if inCluster() {
+		return 5 * time.Second
+	}
+	return 0
 }
 
 // inCluster tells whether the manager runs in a pod, where the webhook's
