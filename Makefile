@@ -129,14 +129,24 @@ docker-push: ## Push the manager image IMG.
 SCORECARD_TEST_IMG ?= example.invalid/operator-framework/scorecard-test:v1.32.0
 BUNDLE_FILES := bundle bundle.Dockerfile
 BUNDLEGEN_FLAGS = -version $(VERSION) -image $(IMG) -scorecard-image $(SCORECARD_TEST_IMG)
+# What the committed bundle is generated with, whatever the environment or the
+# command line sets: the committed bundle/VERSION, and the images' defaults as
+# this Makefile's `?=` lines set them (IMG = $(IMAGE_TAG_BASE):v$(VERSION)).
+makefile_default = $(shell sed -n 's/^$(1) ?= //p' $(firstword $(MAKEFILE_LIST)))
+VERIFY_BUNDLE_VERSION = $(shell cat bundle/VERSION)
+VERIFY_BUNDLEGEN_FLAGS = -version $(VERIFY_BUNDLE_VERSION) \
+	-image $(call makefile_default,IMAGE_TAG_BASE):v$(VERIFY_BUNDLE_VERSION) \
+	-scorecard-image $(call makefile_default,SCORECARD_TEST_IMG)
 
 # Regenerate the bundle into a temporary directory, with the committed
-# VERSION, and compare it with bundle/ and bundle.Dockerfile.
+# VERSION and the default images (an exported IMG, IMAGE_TAG_BASE, VERSION or
+# SCORECARD_TEST_IMG does not count), and compare it with bundle/ and
+# bundle.Dockerfile.
 define verify_bundle
 @tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
-	$(KUSTOMIZE) build config/default | go run ./hack/bundlegen $(BUNDLEGEN_FLAGS) -out "$$tmp" \
+	$(KUSTOMIZE) build config/default | go run ./hack/bundlegen $(VERIFY_BUNDLEGEN_FLAGS) -out "$$tmp" \
 	&& diff -ru bundle "$$tmp/bundle" && diff -u bundle.Dockerfile "$$tmp/bundle.Dockerfile" \
-	|| { echo "the OLM bundle is stale: run 'make bundle VERSION=$(VERSION)' and commit"; exit 1; }
+	|| { echo "the OLM bundle is stale: run 'make bundle VERSION=$(VERIFY_BUNDLE_VERSION)' with IMG, IMAGE_TAG_BASE and SCORECARD_TEST_IMG unset, and commit"; exit 1; }
 endef
 
 .PHONY: bundle

@@ -54,6 +54,22 @@ const (
 // objects a bundle install does not have.
 var rotationOnlyFlags = []string{"--webhook-secret-name", "--webhook-service-name", "--webhook-config-name"}
 
+// RotationOnlyResources are the resources (group/resource) the operator's
+// RBAC names only for its certificate rotation (internal/certs): the Secret
+// holding the certificate and the webhook configuration that receives its
+// CA. The bundle turns the rotation off, so its permissions leave out the
+// rules on them: under OLM the install namespace may be shared (an
+// AllNamespaces install usually goes to a namespace such as `operators`),
+// and get/list/watch on its Secrets would read other operators' secrets.
+var RotationOnlyResources = []string{"/secrets", "admissionregistration.k8s.io/validatingwebhookconfigurations"}
+
+// The label config/ sets on every object to say kustomize manages it; in
+// the bundle, OLM does.
+const (
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedByOLM   = "olm"
+)
+
 // SemVer is a semantic version 2.0.0 without a leading "v".
 var SemVer = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
 
@@ -422,7 +438,7 @@ func installStrategy(cfg config, image string) (NamedInstallStrategy, error) {
 		}
 		details.DeploymentSpecs = append(details.DeploymentSpecs, StrategyDeploymentSpec{
 			Name:  d.Name,
-			Label: typed.Labels,
+			Label: managedByOLM(typed.Labels),
 			Spec:  raw,
 		})
 
@@ -440,6 +456,12 @@ func installStrategy(cfg config, image string) (NamedInstallStrategy, error) {
 		clusterRules, nsRules, err := boundRules(cfg, sa, d.Namespace)
 		if err != nil {
 			return details.named(), err
+		}
+		if clusterRules, err = withoutRotationRules(clusterRules); err != nil {
+			return details.named(), fmt.Errorf("the ClusterRoles bound to %s: %w", sa, err)
+		}
+		if nsRules, err = withoutRotationRules(nsRules); err != nil {
+			return details.named(), fmt.Errorf("the Roles bound to %s: %w", sa, err)
 		}
 		if len(clusterRules) > 0 {
 			details.ClusterPermissions = append(details.ClusterPermissions, StrategyDeploymentPermissions{ServiceAccountName: sa, Rules: clusterRules})
@@ -520,6 +542,102 @@ func boundRules(cfg config, sa, ns string) (cluster, namespaced []rbacv1.PolicyR
 	return cluster, namespaced, nil
 }
 
+// withoutRotationRules drops the rules that only the certificate rotation
+// needs: those on RotationOnlyResources alone. A rule that grants one of
+// them together with anything else, or through a wildcard, is refused: the
+// bundle could neither keep it (it would grant what the rotation needs) nor
+// drop it (it would take away what the operator needs); split it in config/.
+func withoutRotationRules(rules []rbacv1.PolicyRule) ([]rbacv1.PolicyRule, error) {
+	var kept []rbacv1.PolicyRule
+	for i, r := range rules {
+		if len(r.Resources) == 0 {
+			kept = append(kept, r) // non-resource URLs
+			continue
+		}
+		rotationOnly, other := 0, 0
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				switch {
+				case contains(RotationOnlyResources, g+"/"+resourceBase(res)):
+					rotationOnly++
+				case coversRotationResource(g, res):
+					return nil, fmt.Errorf("rule %d (%v on %v in API groups %q) grants the certificate rotation's %v through a wildcard; name the resources", i, r.Verbs, r.Resources, r.APIGroups, RotationOnlyResources)
+				default:
+					other++
+				}
+			}
+		}
+		switch {
+		case rotationOnly == 0:
+			kept = append(kept, r)
+		case other > 0:
+			return nil, fmt.Errorf("rule %d (%v on %v in API groups %q) mixes resources only the certificate rotation needs (%v) with others; split it", i, r.Verbs, r.Resources, r.APIGroups, RotationOnlyResources)
+		}
+	}
+	return kept, nil
+}
+
+// resourceBase is a resource without its subresource.
+func resourceBase(res string) string {
+	base, _, _ := strings.Cut(res, "/")
+	return base
+}
+
+// coversRotationResource says whether the resource res of API group g,
+// wildcards included, grants one of RotationOnlyResources.
+func coversRotationResource(g, res string) bool {
+	if res != "*" {
+		return false // "*/scale" and the like are subresources no rotation resource has
+	}
+	for _, gr := range RotationOnlyResources {
+		group, _, _ := strings.Cut(gr, "/")
+		if g == "*" || g == group {
+			return true
+		}
+	}
+	return false
+}
+
+// managedByOLM returns labels with ManagedByLabel, if set, saying OLM.
+func managedByOLM(labels map[string]string) map[string]string {
+	if _, ok := labels[ManagedByLabel]; !ok {
+		return labels
+	}
+	out := make(map[string]string, len(labels))
+	for k, v := range labels {
+		out[k] = v
+	}
+	out[ManagedByLabel] = ManagedByOLM
+	return out
+}
+
+// relabelForOLM sets ManagedByLabel in a generic object's metadata, where
+// it is set, to OLM, and refuses a spec.selector that selects on it: the
+// selector would miss the relabeled pods.
+func relabelForOLM(obj map[string]any) error {
+	if labels, ok := dig(obj, "metadata", "labels"); ok {
+		if _, ok := labels[ManagedByLabel]; ok {
+			labels[ManagedByLabel] = ManagedByOLM
+		}
+	}
+	sel, ok := dig(obj, "spec", "selector")
+	if !ok {
+		return nil
+	}
+	matchLabels, _ := sel["matchLabels"].(map[string]any)
+	_, byLabel := matchLabels[ManagedByLabel]
+	exprs, _ := sel["matchExpressions"].([]any)
+	for _, e := range exprs {
+		if em, ok := e.(map[string]any); ok && em["key"] == ManagedByLabel {
+			byLabel = true
+		}
+	}
+	if byLabel {
+		return fmt.Errorf("spec.selector selects on %s, which the bundle sets to %q", ManagedByLabel, ManagedByOLM)
+	}
+	return nil
+}
+
 func roleRules(o Object) ([]rbacv1.PolicyRule, error) {
 	var role struct {
 		Rules           []rbacv1.PolicyRule     `json:"rules"`
@@ -588,11 +706,23 @@ func unboundRBAC(cfg config, boundSAs map[string]bool) error {
 // certificate rotation is off (--cert-rotation=false, its Secret, Service
 // and webhook configuration names dropped) and the webhook server reads the
 // certificate OLM mounts at OLMCertDir; the volume config/ mounts there is
-// removed, since OLM mounts its own. Everything else is left as it is.
+// removed, since OLM mounts its own; the pods' ManagedByLabel, if any, says
+// OLM. Everything else is left as it is. (The RBAC the rotation needs is
+// dropped by withoutRotationRules, the Deployment's own labels by
+// managedByOLM.)
 func ForOLM(spec map[string]any, image string) (map[string]any, error) {
 	out, err := deepCopyJSON(spec)
 	if err != nil {
 		return nil, err
+	}
+	// The Deployment's selector, and the pod template's labels.
+	if err := relabelForOLM(map[string]any{"spec": out}); err != nil {
+		return nil, err
+	}
+	if template, ok := out["template"].(map[string]any); ok {
+		if err := relabelForOLM(template); err != nil {
+			return nil, err
+		}
 	}
 	podSpec, ok := dig(out, "template", "spec")
 	if !ok {
@@ -850,6 +980,9 @@ func extraManifest(o Object) (File, error) {
 	}
 	if meta, ok := fields["metadata"].(map[string]any); ok {
 		delete(meta, "namespace")
+	}
+	if err := relabelForOLM(fields); err != nil {
+		return File{}, fmt.Errorf("%s: %w", o.ID(), err)
 	}
 	data, err := toYAML(fields)
 	if err != nil {

@@ -163,6 +163,43 @@ func TestGenerateFromFixture(t *testing.T) {
 	if meta := examples[0]["metadata"].(map[string]any); meta["namespace"] != nil || meta["name"] != "ingesters" {
 		t.Errorf("alm-examples[0].metadata = %v, want the sample's name and no namespace", meta)
 	}
+
+	// The certificate rotation is off, and so are its rights: no rule on
+	// Secrets or webhook configurations; the rest is config's.
+	strategy := p.CSV.Spec.Install.StrategySpec
+	var resources []string
+	for _, perms := range [][]StrategyDeploymentPermissions{strategy.Permissions, strategy.ClusterPermissions} {
+		for _, perm := range perms {
+			for _, r := range perm.Rules {
+				resources = append(resources, r.Resources...)
+			}
+		}
+	}
+	for _, res := range resources {
+		if res == "secrets" || res == "validatingwebhookconfigurations" {
+			t.Errorf("the CSV grants %s, which only the certificate rotation needs", res)
+		}
+	}
+	wantNS := []string{"leases", "leases"}
+	var gotNS []string
+	for _, r := range strategy.Permissions[0].Rules {
+		gotNS = append(gotNS, r.Resources...)
+	}
+	if diff := cmp.Diff(wantNS, gotNS); diff != "" {
+		t.Errorf("namespaced permissions (-want +got):\n%s", diff)
+	}
+	if n := len(strategy.ClusterPermissions[0].Rules); n != 8 {
+		t.Errorf("want config's 10 cluster rules less the 2 on validatingwebhookconfigurations, got %d", n)
+	}
+
+	// OLM, not kustomize, manages the bundle's objects.
+	if got := strategy.DeploymentSpecs[0].Label[ManagedByLabel]; got != "olm" {
+		t.Errorf("deployment label %s=%q, want olm", ManagedByLabel, got)
+	}
+	if pdb := b.Manifests["tdb-operator_policy_v1_poddisruptionbudget.yaml"]; !bytes.Contains(pdb, []byte("app.kubernetes.io/managed-by: olm\n")) {
+		t.Errorf("the PodDisruptionBudget is not managed-by olm:\n%s", pdb)
+	}
+
 	if len(p.CSV.Spec.WebhookDefinitions) != 1 {
 		t.Fatalf("want one webhook definition, got %d", len(p.CSV.Spec.WebhookDefinitions))
 	}
@@ -250,6 +287,27 @@ func TestGenerateRefuses(t *testing.T) {
 			wantErr: "calls port 443",
 		},
 		{
+			name: "a rule mixing Secrets with other resources",
+			input: func(t *testing.T, in Input) Input {
+				return edit(t, in, "  resources:\n  - secrets\n  verbs:\n  - get", "  resources:\n  - secrets\n  - configmaps\n  verbs:\n  - get")
+			},
+			wantErr: "mixes resources only the certificate rotation needs",
+		},
+		{
+			name: "Secrets granted through a wildcard",
+			input: func(t *testing.T, in Input) Input {
+				return edit(t, in, "  resources:\n  - secrets\n  verbs:\n  - get", "  resources:\n  - '*'\n  verbs:\n  - get")
+			},
+			wantErr: "through a wildcard",
+		},
+		{
+			name: "a selector on the managed-by label",
+			input: func(t *testing.T, in Input) Input {
+				return edit(t, in, "  minAvailable: 1\n  selector:\n    matchLabels:\n", "  minAvailable: 1\n  selector:\n    matchLabels:\n      app.kubernetes.io/managed-by: kustomize\n")
+			},
+			wantErr: "selects on app.kubernetes.io/managed-by",
+		},
+		{
 			name: "a ClusterRole bound to no one",
 			input: func(t *testing.T, in Input) Input {
 				in.Rendered = append(in.Rendered, []byte("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: tdb-viewer\nrules: []\n")...)
@@ -298,6 +356,19 @@ func TestForOLM(t *testing.T) {
 			name: "no cert dir flag, no volumes",
 			in:   spec([]string{"--cert-rotation"}, "", ""),
 			want: spec([]string{"--cert-rotation=false", "--webhook-cert-dir=" + managerCertDir}, "", ""),
+		},
+		{
+			name: "pods managed by kustomize are managed by OLM",
+			in: func() map[string]any {
+				m := spec([]string{"--cert-rotation=false", "--webhook-cert-dir=" + managerCertDir}, "", "")
+				m["template"].(map[string]any)["metadata"].(map[string]any)["labels"].(map[string]any)[ManagedByLabel] = "kustomize"
+				return m
+			}(),
+			want: func() map[string]any {
+				m := spec([]string{"--webhook-cert-dir=" + managerCertDir, "--cert-rotation=false"}, "", "")
+				m["template"].(map[string]any)["metadata"].(map[string]any)["labels"].(map[string]any)[ManagedByLabel] = "olm"
+				return m
+			}(),
 		},
 		{
 			name: "cert dir elsewhere moves to OLM's",

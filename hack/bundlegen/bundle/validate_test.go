@@ -188,10 +188,11 @@ func checkAgainstConfig(b Bundle, rendered []byte, crdSources []SourceFile) []st
 			fail("CSV deployment %q is not in config", d.Name)
 			continue
 		}
-		if diff := cmp.Diff(want.Labels, d.Label); diff != "" {
-			fail("CSV deployment %q labels differ from config (-config +csv):\n%s", d.Name, diff)
+		if diff := cmp.Diff(managedByOLMLabels(want.Labels), d.Label); diff != "" {
+			fail("CSV deployment %q labels differ from config's, managed-by olm (-config +csv):\n%s", d.Name, diff)
 		}
 		wantSpec := *want.Spec.DeepCopy()
+		wantSpec.Template.Labels = managedByOLMLabels(wantSpec.Template.Labels)
 		gotSpec := p.Deployments[d.Name]
 		gotSpec = *gotSpec.DeepCopy()
 		var wantArgs, gotArgs []string
@@ -249,7 +250,10 @@ func checkAgainstConfig(b Bundle, rendered []byte, crdSources []SourceFile) []st
 			fail("CSV deployment %q differs from config (-want +csv):\n%s", d.Name, diff)
 		}
 
-		// RBAC: what config binds to the deployment's service account.
+		// RBAC: what config binds to the deployment's service account,
+		// less the rules only the certificate rotation needs (off in the
+		// bundle): the install namespace may be shared with other
+		// operators, whose Secrets the operator must not read.
 		sa := want.Spec.Template.Spec.ServiceAccountName
 		var wantCluster, wantNS []rbacv1.PolicyRule
 		for _, crb := range cfg.crbs {
@@ -271,8 +275,8 @@ func checkAgainstConfig(b Bundle, rendered []byte, crdSources []SourceFile) []st
 			want []rbacv1.PolicyRule
 			got  []StrategyDeploymentPermissions
 		}{
-			"clusterPermissions": {wantCluster, strategy.ClusterPermissions},
-			"permissions":        {wantNS, strategy.Permissions},
+			"clusterPermissions": {withoutRotationOnly(wantCluster), strategy.ClusterPermissions},
+			"permissions":        {withoutRotationOnly(wantNS), strategy.Permissions},
 		} {
 			var got []rbacv1.PolicyRule
 			for _, perm := range pair.got {
@@ -281,7 +285,21 @@ func checkAgainstConfig(b Bundle, rendered []byte, crdSources []SourceFile) []st
 				}
 			}
 			if diff := cmp.Diff(sortRules(pair.want), sortRules(got)); diff != "" {
-				fail("CSV %s for %s differ from config's RBAC (-config +csv):\n%s", kind, sa, diff)
+				fail("CSV %s for %s differ from config's RBAC less the certificate rotation's rules (-config +csv):\n%s", kind, sa, diff)
+			}
+		}
+	}
+	// Whatever config says: no rule of the CSV reaches Secrets or webhook
+	// configurations.
+	for kind, perms := range map[string][]StrategyDeploymentPermissions{
+		"clusterPermissions": strategy.ClusterPermissions,
+		"permissions":        strategy.Permissions,
+	} {
+		for _, perm := range perms {
+			for i, r := range perm.Rules {
+				if res := rotationResourcesGranted(r); len(res) > 0 {
+					fail("CSV %s for %s: rule %d grants %v, which only the certificate rotation needs (off in the bundle)", kind, perm.ServiceAccountName, i, res)
+				}
 			}
 		}
 	}
@@ -372,7 +390,11 @@ func checkAgainstConfig(b Bundle, rendered []byte, crdSources []SourceFile) []st
 			}
 			found = true
 			wantCopy, _ := deepCopyJSON(want)
-			delete(wantCopy["metadata"].(map[string]any), "namespace")
+			meta := wantCopy["metadata"].(map[string]any)
+			delete(meta, "namespace")
+			if labels, ok := meta["labels"].(map[string]any); ok && labels["app.kubernetes.io/managed-by"] != nil {
+				labels["app.kubernetes.io/managed-by"] = "olm"
+			}
 			if diff := cmp.Diff(wantCopy, objs[0].Fields); diff != "" {
 				fail("manifests/%s differs from config's %s (-config +bundle):\n%s", file, key, diff)
 			}
@@ -389,6 +411,67 @@ func checkAgainstConfig(b Bundle, rendered []byte, crdSources []SourceFile) []st
 		}
 	}
 	return problems
+}
+
+// managedByOLMLabels is labels with app.kubernetes.io/managed-by, where
+// config sets it, saying olm: in the bundle OLM manages the objects.
+func managedByOLMLabels(labels map[string]string) map[string]string {
+	if _, ok := labels["app.kubernetes.io/managed-by"]; !ok {
+		return labels
+	}
+	out := map[string]string{}
+	for k, v := range labels {
+		out[k] = v
+	}
+	out["app.kubernetes.io/managed-by"] = "olm"
+	return out
+}
+
+// rotationResources are what internal/certs' RBAC markers name for the
+// certificate rotation, by API group.
+var rotationResources = map[string]string{
+	"secrets":                         "",
+	"validatingwebhookconfigurations": "admissionregistration.k8s.io",
+}
+
+// rotationResourcesGranted lists the rotation's resources a rule grants,
+// through wildcards too.
+func rotationResourcesGranted(r rbacv1.PolicyRule) []string {
+	var out []string
+	for _, name := range sortedKeys(rotationResources) {
+		group := rotationResources[name]
+		groupOK, resourceOK := false, false
+		for _, g := range r.APIGroups {
+			groupOK = groupOK || g == "*" || g == group
+		}
+		for _, res := range r.Resources {
+			resourceOK = resourceOK || res == "*" || res == name || strings.HasPrefix(res, name+"/")
+		}
+		if groupOK && resourceOK {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// withoutRotationOnly drops the rules on the rotation's resources alone.
+func withoutRotationOnly(rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+	var out []rbacv1.PolicyRule
+	for _, r := range rules {
+		only := len(r.Resources) > 0 && len(r.APIGroups) > 0
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				base, _, _ := strings.Cut(res, "/")
+				if group, ok := rotationResources[base]; !ok || group != g {
+					only = false
+				}
+			}
+		}
+		if !only {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func bindsAccount(subjects []rbacv1.Subject, name, namespace string) bool {
@@ -592,6 +675,23 @@ func TestCheckAgainstConfigRefuses(t *testing.T) {
 			set(c, []any{"*"}, "spec", "install", "spec", "permissions", 0, "rules", 0, "verbs")
 		}), "permissions for tdb-operator differ"},
 		{"deployment labels differ", csv(func(c map[string]any) { del(c, append(deployment, "label")...) }), "labels differ"},
+		{"deployment still managed by kustomize", csv(func(c map[string]any) {
+			set(c, "kustomize", append(deployment, "label", "app.kubernetes.io/managed-by")...)
+		}), "labels differ from config's, managed-by olm"},
+		{"namespace Secrets rule kept", csv(func(c map[string]any) {
+			path := []any{"spec", "install", "spec", "permissions", 0, "rules"}
+			rules := at(c, path...).([]any)
+			set(c, append([]any{map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get", "list", "watch"}}}, rules...), path...)
+		}), "rule 0 grants [secrets], which only the certificate rotation needs"},
+		{"webhook configuration rule kept", csv(func(c map[string]any) {
+			path := []any{"spec", "install", "spec", "clusterPermissions", 0, "rules"}
+			rules := at(c, path...).([]any)
+			set(c, append(rules, map[string]any{"apiGroups": []any{"admissionregistration.k8s.io"}, "resources": []any{"validatingwebhookconfigurations"}, "verbs": []any{"get"}}), path...)
+		}), "grants [validatingwebhookconfigurations], which only the certificate rotation needs"},
+		{"Secrets through a wildcard", csv(func(c map[string]any) {
+			set(c, []any{"*"}, "spec", "install", "spec", "permissions", 0, "rules", 0, "resources")
+			set(c, []any{"*"}, "spec", "install", "spec", "permissions", 0, "rules", 0, "apiGroups")
+		}), "grants [secrets validatingwebhookconfigurations], which only the certificate rotation needs"},
 		{"CRD edited", func(t *testing.T) Bundle {
 			b := mutate(t, good, func(map[string]any) {})
 			name := "policy.tdb.dev_topologydisruptionbudgets.yaml"
@@ -602,6 +702,15 @@ func TestCheckAgainstConfigRefuses(t *testing.T) {
 			b := mutate(t, good, func(map[string]any) {})
 			name := "tdb-operator_policy_v1_poddisruptionbudget.yaml"
 			b.Manifests[name] = bytes.Replace(b.Manifests[name], []byte("minAvailable: 1"), []byte("minAvailable: 0"), 1)
+			return b
+		}, "differs from config's PodDisruptionBudget/tdb-operator"},
+		{"PodDisruptionBudget still managed by kustomize", func(t *testing.T) Bundle {
+			b := mutate(t, good, func(map[string]any) {})
+			name := "tdb-operator_policy_v1_poddisruptionbudget.yaml"
+			if !bytes.Contains(b.Manifests[name], []byte("managed-by: olm")) {
+				t.Fatal("the PodDisruptionBudget is not managed-by olm")
+			}
+			b.Manifests[name] = bytes.Replace(b.Manifests[name], []byte("managed-by: olm"), []byte("managed-by: kustomize"), 1)
 			return b
 		}, "differs from config's PodDisruptionBudget/tdb-operator"},
 		{"another package", func(t *testing.T) Bundle {
