@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -126,18 +127,16 @@ func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if plan.RecheckAt != nil {
 		result.RequeueAfter = plan.RecheckAt.Sub(now) + 100*time.Millisecond
 	}
-	granted, refused, err := r.evict(ctx, &tdb, state, plan.Evict, now)
+	// The status written below reports this pass's plan. It usually
+	// conflicts with the webhook's writes for these evictions and is then
+	// re-applied to the latest version; skipping it would leave the status
+	// stale for as long as every pass evicts (AllDomains).
+	_, refused, err := r.evict(ctx, &tdb, state, plan.Evict, now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if refused {
 		result = soonest(result, refusedRetry)
-	}
-	if granted > 0 {
-		// The webhook just wrote this budget's status for each eviction: a
-		// write from the version read before them could only conflict. The
-		// webhook's writes bring the next pass, which reports them.
-		return soonest(result, 500*time.Millisecond), nil
 	}
 	if r.expect.pending(req.NamespacedName) {
 		result = soonest(result, 2*time.Second)
@@ -442,17 +441,32 @@ func (r *RolloutReconciler) readWorkload(ctx context.Context, ns string, ref *me
 
 // evict requests the planned evictions through the Eviction API, so that
 // the budget's webhook, PodDisruptionBudgets and any other admission step
-// apply to them. It stops at the first refusal: a 429 is back-pressure.
+// apply to them. They are sent at once: each one waits on the webhook's
+// status write and on the API server's own checks, and a pass that sent them
+// one after the other would take their sum. The webhook decides them one at
+// a time per budget, so sending them together cannot over-spend it. A 429 is
+// back-pressure, not an error.
 func (r *RolloutReconciler) evict(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, state *rolloutState, names []string, now time.Time) (granted int, refused bool, err error) {
 	logger := log.FromContext(ctx)
 	key := client.ObjectKeyFromObject(tdb)
-	for _, name := range names {
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
 		p := state.pods[name]
-		ev := &policyv1.Eviction{
-			ObjectMeta:    metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
-			DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}},
-		}
-		err := r.Client.SubResource("eviction").Create(ctx, p, ev)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ev := &policyv1.Eviction{
+				ObjectMeta:    metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
+				DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}},
+			}
+			errs[i] = r.Client.SubResource("eviction").Create(ctx, p, ev)
+		}()
+	}
+	wg.Wait()
+	var failed []error
+	for i, name := range names {
+		p, err := state.pods[name], errs[i]
 		switch {
 		case err == nil:
 			granted++
@@ -460,18 +474,17 @@ func (r *RolloutReconciler) evict(ctx context.Context, tdb *policyv1alpha1.Topol
 			r.expect.add(key, p.UID, state.domainOf[name], now)
 			logger.V(1).Info("evicted outdated pod", "tdb", klog.KObj(tdb), "pod", klog.KObj(p), "domain", state.domainOf[name])
 		case apierrors.IsTooManyRequests(err):
+			refused = true
 			rolloutEvictions.WithLabelValues(tdb.Namespace, tdb.Name, "refused").Inc()
 			logger.V(1).Info("eviction refused, retrying later", "tdb", klog.KObj(tdb), "pod", klog.KObj(p), "reason", err.Error())
-			return granted, true, nil
 		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 			// Gone or replaced meanwhile: the next pass sees it.
-			continue
 		default:
 			rolloutEvictions.WithLabelValues(tdb.Namespace, tdb.Name, "error").Inc()
-			return granted, false, fmt.Errorf("evicting pod %s/%s: %w", p.Namespace, p.Name, err)
+			failed = append(failed, fmt.Errorf("evicting pod %s/%s: %w", p.Namespace, p.Name, err))
 		}
 	}
-	return granted, false, nil
+	return granted, refused, errors.Join(failed...)
 }
 
 // rolloutStatusFor builds the status with the plan's rollout status and
