@@ -188,56 +188,24 @@ func run(ctx context.Context, name string, keep bool, drainTimeout time.Duration
 	if len(selected) == 0 {
 		return 2, fmt.Errorf("-cases %q selects no case (want letters of abcd)", only)
 	}
-	logDir, err := os.MkdirTemp("", "drainbench-")
-	if err != nil {
-		return 1, err
-	}
-
 	start := time.Now()
-	fmt.Printf(">> fresh local cluster %s (real kube-apiserver, controller-manager, scheduler v1.36.3; POD_READY_DELAY=2s)\n", name)
-	if err := (&kwokenv.Cluster{Name: name}).DownIfExists(); err != nil {
-		return 1, err
-	}
 	// No default nodes: every case adds its own, so cases never share one.
-	c, err := kwokenv.Up(name, "ZONES=3", "NODES_PER_ZONE=0", "POD_READY_DELAY=2s")
+	b, err := kwokenv.StartBench(name, "drainbench-", "POD_READY_DELAY=2s",
+		[]string{"ZONES=3", "NODES_PER_ZONE=0", "POD_READY_DELAY=2s"},
+		kwokenv.OperatorOptions{WebhookPort: webhookPort, MetricsPort: metricsPort, ProbePort: probePort})
 	if err != nil {
 		return 1, err
 	}
-	defer func() {
-		if keep {
-			fmt.Printf("\nthe cluster is still up: export KUBECONFIG=%s\ntear it down with: make cluster-down CLUSTER_NAME=%s\n", c.Kubeconfig, name)
-			fmt.Printf("the operator is stopped and its webhook fails closed: evictions fail until it runs again on port %d, or until\n  KUBECONFIG=%s go run ./hack/localwebhook -remove\n", webhookPort, c.Kubeconfig)
-			return
-		}
-		fmt.Println(">> tearing the cluster down")
-		if err := c.Down(); err != nil {
-			fmt.Fprintln(os.Stderr, "tearing the cluster down:", err)
-		}
-	}()
-	if _, err := kwokenv.BuildManager(); err != nil {
-		return 1, err
-	}
-	opLog := filepath.Join(logDir, "operator.log")
-	op, err := kwokenv.StartOperator(c, kwokenv.OperatorOptions{
-		WebhookPort: webhookPort, MetricsPort: metricsPort, ProbePort: probePort, LogPath: opLog,
-	})
-	if err != nil {
-		return 1, err
-	}
-	defer op.Stop()
-	fmt.Printf("   operator running (webhook 127.0.0.1:%d, metrics :%d, probes :%d); logs in %s\n", webhookPort, metricsPort, probePort, logDir)
+	defer b.Close(keep)
+	c, k8s, logDir, op := b.Cluster, b.Client, b.LogDir, b.Operator
 
-	k8s, err := kwokenv.NewClient(c.Kubeconfig)
-	if err != nil {
-		return 1, err
-	}
 	var results []*result
 	for _, bc := range selected {
 		if ctx.Err() != nil {
 			return 1, ctx.Err()
 		}
 		fmt.Printf("\n>> case %s: %s\n", bc.id, bc.title)
-		r := runCase(ctx, c, k8s, bc, drainTimeout, filepath.Join(logDir, "case-"+bc.id), verbose)
+		r := runCase(ctx, c, k8s, op, bc, drainTimeout, filepath.Join(logDir, "case-"+bc.id), verbose)
 		results = append(results, r)
 		if r.err != nil {
 			fmt.Printf("   case %s did not complete: %v\n", bc.id, r.err)
@@ -255,7 +223,7 @@ func run(ctx context.Context, name string, keep bool, drainTimeout time.Duration
 
 // runCase deploys the case's workload and budget on its own nodes, adds the
 // fresh nodes, drains the old ones at once and measures.
-func runCase(ctx context.Context, c *kwokenv.Cluster, k8s client.Client, bc benchCase, drainTimeout time.Duration, dir string, verbose bool) *result {
+func runCase(ctx context.Context, c *kwokenv.Cluster, k8s client.Client, op *kwokenv.Operator, bc benchCase, drainTimeout time.Duration, dir string, verbose bool) *result {
 	r := &result{c: bc, maxPerZone: map[string]int{}, refusalKinds: map[string]int{}}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		r.err = err
@@ -367,7 +335,7 @@ func runCase(ctx context.Context, c *kwokenv.Cluster, k8s client.Client, bc benc
 	if err == nil {
 		r.webhook = after.minus(before)
 	}
-	r.operatorOK = operatorReady()
+	r.operatorOK = op.Ready()
 	if r.notOnFresh, err = podsNotOn(ctx, k8s, ns, fresh); err != nil && r.err == nil {
 		r.err = err
 	}
@@ -769,7 +737,7 @@ func (h *histogram) p99() string {
 func scrapeWebhook() (webhookStats, error) {
 	s := webhookStats{decisions: map[string]float64{}, latency: map[string]*histogram{}}
 	hist := func(series string) *histogram {
-		k := labelValue(series, "decision")
+		k := kwokenv.MetricLabel(series, "decision")
 		if s.latency[k] == nil {
 			s.latency[k] = &histogram{buckets: map[float64]float64{}}
 		}
@@ -795,40 +763,19 @@ func scrapeWebhook() (webhookStats, error) {
 		series := l[:sp]
 		switch {
 		case strings.HasPrefix(series, "tdb_eviction_decisions_total{"):
-			s.decisions[labelValue(series, "decision")+"/"+labelValue(series, "reason")] += v
+			s.decisions[kwokenv.MetricLabel(series, "decision")+"/"+kwokenv.MetricLabel(series, "reason")] += v
 		case strings.HasPrefix(series, "tdb_eviction_decision_duration_seconds_count{"):
 			hist(series).count += v
 		case strings.HasPrefix(series, "tdb_eviction_decision_duration_seconds_sum{"):
 			hist(series).seconds += v
 		case strings.HasPrefix(series, "tdb_eviction_decision_duration_seconds_bucket{"):
-			if f, err := strconv.ParseFloat(labelValue(series, "le"), 64); err == nil {
+			if f, err := strconv.ParseFloat(kwokenv.MetricLabel(series, "le"), 64); err == nil {
 				hist(series).buckets[f] += v
 			}
 		}
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return s, sc.Err()
-}
-
-func labelValue(series, name string) string {
-	i := strings.Index(series, name+"=\"")
-	if i < 0 {
-		return ""
-	}
-	rest := series[i+len(name)+2:]
-	if j := strings.IndexByte(rest, '"'); j >= 0 {
-		return rest[:j]
-	}
-	return rest
-}
-
-func operatorReady() bool {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort)) //nolint:noctx // local
-	if err != nil {
-		return false
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
 }
 
 // report prints the table, the ratios and the verdicts, and returns the exit

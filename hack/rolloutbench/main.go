@@ -194,48 +194,16 @@ func run(ctx context.Context, name string, keep bool, only string, timeout time.
 	if len(selected) == 0 {
 		return 2, fmt.Errorf("-cases %q selects no case (want letters of abc)", only)
 	}
-	logDir, err := os.MkdirTemp("", "rolloutbench-")
-	if err != nil {
-		return 1, err
-	}
-
 	start := time.Now()
-	fmt.Printf(">> fresh local cluster %s (real kube-apiserver, controller-manager, scheduler v1.36.3; 12 nodes, 4 per zone; POD_READY_DELAY=2s)\n", name)
-	if err := (&kwokenv.Cluster{Name: name}).DownIfExists(); err != nil {
-		return 1, err
-	}
-	c, err := kwokenv.Up(name, "ZONES=3", "NODES_PER_ZONE=4", "POD_READY_DELAY=2s")
+	b, err := kwokenv.StartBench(name, "rolloutbench-", "12 nodes, 4 per zone; POD_READY_DELAY=2s",
+		[]string{"ZONES=3", "NODES_PER_ZONE=4", "POD_READY_DELAY=2s"},
+		kwokenv.OperatorOptions{WebhookPort: webhookPort, MetricsPort: metricsPort, ProbePort: probePort, Args: opArgs})
 	if err != nil {
 		return 1, err
 	}
-	defer func() {
-		if keep {
-			fmt.Printf("\nthe cluster is still up: export KUBECONFIG=%s\ntear it down with: make cluster-down CLUSTER_NAME=%s\n", c.Kubeconfig, name)
-			fmt.Printf("the operator is stopped and its webhook fails closed: evictions fail until it runs again on port %d, or until\n  KUBECONFIG=%s go run ./hack/localwebhook -remove\n", webhookPort, c.Kubeconfig)
-			return
-		}
-		fmt.Println(">> tearing the cluster down")
-		if err := c.Down(); err != nil {
-			fmt.Fprintln(os.Stderr, "tearing the cluster down:", err)
-		}
-	}()
-	if _, err := kwokenv.BuildManager(); err != nil {
-		return 1, err
-	}
-	opLog := filepath.Join(logDir, "operator.log")
-	op, err := kwokenv.StartOperator(c, kwokenv.OperatorOptions{
-		WebhookPort: webhookPort, MetricsPort: metricsPort, ProbePort: probePort, LogPath: opLog, Args: opArgs,
-	})
-	if err != nil {
-		return 1, err
-	}
-	defer op.Stop()
-	fmt.Printf("   operator running (webhook 127.0.0.1:%d, metrics :%d, probes :%d); logs in %s\n", webhookPort, metricsPort, probePort, logDir)
+	defer b.Close(keep)
+	c, k8s, logDir, opLog := b.Cluster, b.Client, b.LogDir, b.OperatorLog
 
-	k8s, err := kwokenv.NewClient(c.Kubeconfig)
-	if err != nil {
-		return 1, err
-	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
 		return 1, err
@@ -244,7 +212,7 @@ func run(ctx context.Context, name string, keep bool, only string, timeout time.
 	if err != nil {
 		return 1, err
 	}
-	env := &benchEnv{k8s: k8s, cs: cs, opLog: opLog, timeout: timeout, verbose: verbose}
+	env := &benchEnv{k8s: k8s, cs: cs, op: b.Operator, opLog: opLog, timeout: timeout, verbose: verbose}
 	var results []*result
 	for _, bc := range selected {
 		if ctx.Err() != nil {
@@ -276,6 +244,7 @@ func run(ctx context.Context, name string, keep bool, only string, timeout time.
 type benchEnv struct {
 	k8s     client.Client
 	cs      kubernetes.Interface
+	op      *kwokenv.Operator
 	opLog   string
 	timeout time.Duration
 	verbose bool
@@ -371,7 +340,7 @@ func (e *benchEnv) runCase(ctx context.Context, bc benchCase, dir string) *resul
 	}
 	r.load = loadAverage()
 	r.logLines, r.logErrors = operatorLogSlice(e.opLog, logFrom, filepath.Join(dir, "operator.log"))
-	r.operatorOK = operatorReady()
+	r.operatorOK = e.op.Ready()
 	if zonesAfter, err := podZones(ctx, e.k8s, ns); err == nil {
 		for p, z := range zonesAfter {
 			if zonesBefore[p] != z {

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
 // writeMethods are the HTTP methods of API writes.
@@ -82,11 +84,11 @@ func scrapeOperator() (requestStats, error) {
 	err = eachSeries(resp.Body, func(series string, v float64) {
 		switch {
 		case strings.HasPrefix(series, "rest_client_requests_total{"):
-			s.requests[labelValue(series, "method")+"/"+labelValue(series, "code")] += v
+			s.requests[kwokenv.MetricLabel(series, "method")+"/"+kwokenv.MetricLabel(series, "code")] += v
 		case strings.HasPrefix(series, "tdb_eviction_decisions_total{"):
-			s.webhook[labelValue(series, "decision")+"/"+labelValue(series, "reason")] += v
+			s.webhook[kwokenv.MetricLabel(series, "decision")+"/"+kwokenv.MetricLabel(series, "reason")] += v
 		case strings.HasPrefix(series, "tdb_rollout_evictions_total{"):
-			s.rollout[labelValue(series, "result")] += v
+			s.rollout[kwokenv.MetricLabel(series, "result")] += v
 		}
 	})
 	_, _ = io.Copy(io.Discard, resp.Body)
@@ -102,9 +104,9 @@ func scrapeAPIServer(ctx context.Context, cs kubernetes.Interface) (map[string]f
 	}
 	out := map[string]float64{}
 	err = eachSeries(bytes.NewReader(raw), func(series string, v float64) {
-		if strings.HasPrefix(series, "apiserver_request_total{") && labelValue(series, "subresource") == "eviction" &&
-			labelValue(series, "resource") == "pods" {
-			out[labelValue(series, "code")] += v
+		if strings.HasPrefix(series, "apiserver_request_total{") && kwokenv.MetricLabel(series, "subresource") == "eviction" &&
+			kwokenv.MetricLabel(series, "resource") == "pods" {
+			out[kwokenv.MetricLabel(series, "code")] += v
 		}
 	})
 	return out, err
@@ -127,27 +129,6 @@ func eachSeries(r io.Reader, f func(series string, v float64)) error {
 		f(l[:sp], v)
 	}
 	return sc.Err()
-}
-
-func labelValue(series, name string) string {
-	i := strings.Index(series, name+"=\"")
-	if i < 0 {
-		return ""
-	}
-	rest := series[i+len(name)+2:]
-	if j := strings.IndexByte(rest, '"'); j >= 0 {
-		return rest[:j]
-	}
-	return rest
-}
-
-func operatorReady() bool {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort)) //nolint:noctx // local
-	if err != nil {
-		return false
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
 }
 
 func fileSize(path string) int64 {

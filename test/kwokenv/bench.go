@@ -1,0 +1,101 @@
+package kwokenv
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Bench is what a benchmark command under hack/ runs against: a fresh local
+// cluster with the operator running as a local process.
+type Bench struct {
+	Cluster  *Cluster
+	Operator *Operator
+	Client   client.Client
+	// LogDir is a new temporary directory for the run's logs; the
+	// operator logs to OperatorLog in it.
+	LogDir, OperatorLog string
+
+	webhookPort int
+}
+
+// StartBench tears down any cluster called name, brings up a fresh one with
+// the given hack/cluster settings (e.g. "ZONES=3"), builds the manager and
+// starts it with o (its LogPath is set to OperatorLog), printing what it
+// does. logPrefix names the log directory. Close undoes it.
+func StartBench(name, logPrefix, describe string, settings []string, o OperatorOptions) (*Bench, error) {
+	logDir, err := os.MkdirTemp("", logPrefix)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf(">> fresh local cluster %s (real kube-apiserver, controller-manager, scheduler v1.36.3; %s)\n", name, describe)
+	if err := (&Cluster{Name: name}).DownIfExists(); err != nil {
+		return nil, err
+	}
+	c, err := Up(name, settings...)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bench{Cluster: c, LogDir: logDir, OperatorLog: filepath.Join(logDir, "operator.log"), webhookPort: o.WebhookPort}
+	if _, err := BuildManager(); err != nil {
+		b.Close(false)
+		return nil, err
+	}
+	o.LogPath = b.OperatorLog
+	if b.Operator, err = StartOperator(c, o); err != nil {
+		b.Close(false)
+		return nil, err
+	}
+	fmt.Printf("   operator running (webhook 127.0.0.1:%d, metrics :%d, probes :%d); logs in %s\n", o.WebhookPort, o.MetricsPort, o.ProbePort, logDir)
+	if b.Client, err = NewClient(c.Kubeconfig); err != nil {
+		b.Close(false)
+		return nil, err
+	}
+	return b, nil
+}
+
+// Close stops the operator and tears the cluster down, or, with keep, says
+// how to reach the cluster left up.
+func (b *Bench) Close(keep bool) {
+	if b.Operator != nil {
+		b.Operator.Stop()
+	}
+	c := b.Cluster
+	if keep {
+		fmt.Printf("\nthe cluster is still up: export KUBECONFIG=%s\ntear it down with: make cluster-down CLUSTER_NAME=%s\n", c.Kubeconfig, c.Name)
+		fmt.Printf("the operator is stopped and its webhook fails closed: evictions fail until it runs again on port %d, or until\n  KUBECONFIG=%s go run ./hack/localwebhook -remove\n", b.webhookPort, c.Kubeconfig)
+		return
+	}
+	fmt.Println(">> tearing the cluster down")
+	if err := c.Down(); err != nil {
+		fmt.Fprintln(os.Stderr, "tearing the cluster down:", err)
+	}
+}
+
+// Ready tells whether the operator answers its readiness probe now.
+func (o *Operator) Ready() bool {
+	resp, err := http.Get(o.probe) //nolint:noctx // a local readiness probe
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// MetricLabel returns the value of label name in a Prometheus text-format
+// series such as `requests_total{code="200",method="GET"}`.
+func MetricLabel(series, name string) string {
+	i := strings.Index(series, name+"=\"")
+	if i < 0 {
+		return ""
+	}
+	rest := series[i+len(name)+2:]
+	if j := strings.IndexByte(rest, '"'); j >= 0 {
+		return rest[:j]
+	}
+	return rest
+}
