@@ -458,27 +458,10 @@ func (r *DeletionCostReconciler) budgetsOfPod(ctx context.Context, obj client.Ob
 // budgetsOfNode maps a node's relabelling (a new domain, or leaving
 // nodeSelectorTerm) to the budgets of the pods on it.
 func (r *DeletionCostReconciler) budgetsOfNode(ctx context.Context, obj client.Object) []reconcile.Request {
-	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.MatchingFields{nodeNameIndex: obj.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
-		log.FromContext(ctx).Error(err, "listing pods of a node", "node", obj.GetName())
-		return nil
-	}
-	set := map[types.NamespacedName]struct{}{}
-	seen := map[string]struct{}{}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		marker := p.Annotations[budget.DeletionCostBudgetAnnotation]
-		// Pods of one workload share namespace and labels: map them once.
-		key := p.Namespace + "\x00" + labels.Set(p.Labels).String()
-		if _, ok := seen[key]; !ok {
-			seen[key] = struct{}{}
-			r.orderingBudgets(ctx, p.Namespace, p.Labels, set)
-		}
-		if marker != "" {
-			set[types.NamespacedName{Namespace: p.Namespace, Name: marker}] = struct{}{}
-		}
-	}
-	return toRequests(set)
+	// A marked pod's budget, too: it may no longer cover the pod.
+	return budgetsOfNodePods(ctx, r.Client, obj.GetName(), r.orderingBudgets, func(p *corev1.Pod) string {
+		return p.Annotations[budget.DeletionCostBudgetAnnotation]
+	})
 }
 
 // budgetsOfWorkload maps a ReplicaSet or Deployment to the budgets ordering

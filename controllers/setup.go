@@ -141,9 +141,20 @@ func (r *BudgetReconciler) budgetsForPod(ctx context.Context, obj client.Object)
 }
 
 func (r *BudgetReconciler) budgetsForNode(ctx context.Context, obj client.Object) []reconcile.Request {
+	return budgetsOfNodePods(ctx, r.Client, obj.GetName(), r.budgetsForLabels, nil)
+}
+
+// budgetsOfNodePods maps a node to budgets through the pods on it. Pods of
+// one workload share namespace and labels, so each such set is mapped once,
+// by byLabels; extra, if not nil, names a budget from one pod (e.g. its
+// marker annotation), "" for none.
+func budgetsOfNodePods(ctx context.Context, c client.Reader, node string,
+	byLabels func(ctx context.Context, ns string, l labels.Set, set map[types.NamespacedName]struct{}),
+	extra func(*corev1.Pod) string,
+) []reconcile.Request {
 	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.MatchingFields{nodeNameIndex: obj.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
-		log.FromContext(ctx).Error(err, "listing pods of a node", "node", obj.GetName())
+	if err := c.List(ctx, &pods, client.MatchingFields{nodeNameIndex: node}, client.UnsafeDisableDeepCopy); err != nil {
+		log.FromContext(ctx).Error(err, "listing pods of a node", "node", node)
 		return nil
 	}
 	set := map[types.NamespacedName]struct{}{}
@@ -151,11 +162,15 @@ func (r *BudgetReconciler) budgetsForNode(ctx context.Context, obj client.Object
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		key := p.Namespace + "\x00" + labels.Set(p.Labels).String()
-		if _, ok := seen[key]; ok {
-			continue
+		if _, ok := seen[key]; !ok {
+			seen[key] = struct{}{}
+			byLabels(ctx, p.Namespace, p.Labels, set)
 		}
-		seen[key] = struct{}{}
-		r.budgetsForLabels(ctx, p.Namespace, p.Labels, set)
+		if extra != nil {
+			if name := extra(p); name != "" {
+				set[types.NamespacedName{Namespace: p.Namespace, Name: name}] = struct{}{}
+			}
+		}
 	}
 	return toRequests(set)
 }

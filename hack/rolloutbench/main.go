@@ -12,7 +12,8 @@
 //	c  the same with rollout.strategy DomainByDomain
 //
 // Every case has the same StatefulSet shape (24 replicas, Parallel pod
-// management, a zone topology spread constraint maxSkew 1 DoNotSchedule) in
+// management, 8 pods per zone kept in their zone by zonal volumes: each
+// ordinal's claim is pre-bound to a volume with a zone's node affinity) in
 // its own namespace, one case after the other on the same 12 nodes; a
 // case's namespace is deleted before the next case starts. The update is a
 // change of a pod template annotation. The wall time runs from that change
@@ -54,8 +55,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -230,6 +233,8 @@ func run(ctx context.Context, name string, keep bool, only string, timeout time.
 		}
 		if !keep || bc.id != selected[len(selected)-1].id {
 			if err := deleteNamespace(ctx, k8s, namespaceOf(bc)); err != nil {
+				fmt.Printf("   warning: %v\n", err)
+			} else if err := deleteVolumes(ctx, k8s, namespaceOf(bc)); err != nil {
 				fmt.Printf("   warning: %v\n", err)
 			}
 		}
@@ -495,10 +500,14 @@ func podCondition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition
 	return nil
 }
 
-// deploy creates the namespace, the StatefulSet and the budget.
+// deploy creates the namespace, the case's zonal volumes, the StatefulSet
+// and the budget.
 func deploy(ctx context.Context, k8s client.Client, ns string, bc benchCase) error {
 	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return fmt.Errorf("creating namespace %s (a fresh cluster is expected): %w", ns, err)
+	}
+	if err := createVolumes(ctx, k8s, ns); err != nil {
+		return err
 	}
 	if err := k8s.Create(ctx, statefulSet(ns, bc.update)); err != nil {
 		return fmt.Errorf("creating the StatefulSet: %w", err)
@@ -518,9 +527,75 @@ func deploy(ctx context.Context, k8s client.Client, ns string, bc benchCase) err
 	return nil
 }
 
+// The StatefulSet's pods keep their zone, as those of a zone-replicated
+// database do because their disks are zonal: each ordinal's claim is
+// pre-bound to a volume whose node affinity is one zone (ordinal i in
+// zones[i%3]), so the scheduler can place a replacement only in the zone
+// its predecessor left. Without it, replacements of pods evicted in
+// several zones at once land wherever the spread allows, zones end up with
+// 7 and 9 pods, and neither the per-zone unavailability nor the number of
+// waves is comparable between cases.
+const (
+	storageClass = "bench-zonal"
+	claimName    = "data"
+)
+
+func volumeName(ns string, ordinal int) string {
+	return fmt.Sprintf("%s-%s-%d", ns, claimName, ordinal)
+}
+
+// createVolumes creates the StorageClass (once) and the case's 24 volumes,
+// each pre-bound to the claim of one ordinal.
+func createVolumes(ctx context.Context, k8s client.Client, ns string) error {
+	sc := &storagev1.StorageClass{
+		ObjectMeta:        metav1.ObjectMeta{Name: storageClass},
+		Provisioner:       "kubernetes.io/no-provisioner",
+		VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+	}
+	if err := k8s.Create(ctx, sc); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating StorageClass %s: %w", storageClass, err)
+	}
+	for i := range replicas {
+		pv := &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: volumeName(ns, i)},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+				StorageClassName:              storageClass,
+				PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: "/var/lib/bench"}},
+				ClaimRef: &corev1.ObjectReference{
+					Kind: "PersistentVolumeClaim", APIVersion: "v1",
+					Namespace: ns, Name: fmt.Sprintf("%s-%s-%d", claimName, stsName, i),
+				},
+				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{
+					NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+						Key: kwokenv.ZoneKey, Operator: corev1.NodeSelectorOpIn, Values: []string{zones[i%len(zones)]},
+					}}}},
+				}},
+			},
+		}
+		if err := k8s.Create(ctx, pv); err != nil {
+			return fmt.Errorf("creating PersistentVolume %s: %w", pv.Name, err)
+		}
+	}
+	return nil
+}
+
+// deleteVolumes deletes the case's volumes (Released once its namespace,
+// and so its claims, are gone).
+func deleteVolumes(ctx context.Context, k8s client.Client, ns string) error {
+	for i := range replicas {
+		pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: volumeName(ns, i)}}
+		if err := k8s.Delete(ctx, pv); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting PersistentVolume %s: %w", pv.Name, err)
+		}
+	}
+	return nil
+}
+
 // statefulSet is the one workload shape of every case: 24 pods created in
-// parallel, spread evenly over the zones (DoNotSchedule, so a replacement
-// can only go where it keeps the spread).
+// parallel, 8 per zone, each kept in its zone by its volume.
 func statefulSet(ns string, update appsv1.StatefulSetUpdateStrategyType) *appsv1.StatefulSet {
 	podLabels := map[string]string{"app": app}
 	return &appsv1.StatefulSet{
@@ -533,13 +608,18 @@ func statefulSet(ns string, update appsv1.StatefulSetUpdateStrategyType) *appsv1
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: map[string]string{revisionAnnotation: "1"}},
 				Spec: corev1.PodSpec{
-					Containers: []corev1.Container{{Name: app, Image: "web:bench"}},
-					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
-						MaxSkew: 1, TopologyKey: kwokenv.ZoneKey, WhenUnsatisfiable: corev1.DoNotSchedule,
-						LabelSelector: &metav1.LabelSelector{MatchLabels: podLabels},
-					}},
+					Containers: []corev1.Container{{Name: app, Image: "web:bench",
+						VolumeMounts: []corev1.VolumeMount{{Name: claimName, MountPath: "/data"}}}},
 				},
 			},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+				ObjectMeta: metav1.ObjectMeta{Name: claimName},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					StorageClassName: ptr.To(storageClass),
+					Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				},
+			}},
 		},
 	}
 }

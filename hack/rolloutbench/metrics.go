@@ -29,10 +29,24 @@ type requestStats struct {
 	requests map[string]float64
 	webhook  map[string]float64
 	rollout  map[string]float64
+	// timings are histogram sums and counts: "what/sum" and "what/count",
+	// what being "reconcile <controller>", "queue <controller>" (time in
+	// the work queue) or "webhook <decision>".
+	timings map[string]float64
 }
 
 func (s requestStats) minus(o requestStats) requestStats {
-	return requestStats{requests: minus(s.requests, o.requests), webhook: minus(s.webhook, o.webhook), rollout: minus(s.rollout, o.rollout)}
+	return requestStats{requests: minus(s.requests, o.requests), webhook: minus(s.webhook, o.webhook),
+		rollout: minus(s.rollout, o.rollout), timings: minus(s.timings, o.timings)}
+}
+
+// mean formats the mean of a timing and its count, e.g. "12.3 ms x 45".
+func (s requestStats) mean(what string) string {
+	n := s.timings[what+"/count"]
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f ms x %d", 1000*s.timings[what+"/sum"]/n, int(n))
 }
 
 // writes sums the write requests, whatever their answer.
@@ -75,7 +89,7 @@ func minus(a, b map[string]float64) map[string]float64 {
 
 // scrapeOperator reads the operator's request and webhook counters.
 func scrapeOperator() (requestStats, error) {
-	s := requestStats{requests: map[string]float64{}, webhook: map[string]float64{}, rollout: map[string]float64{}}
+	s := requestStats{requests: map[string]float64{}, webhook: map[string]float64{}, rollout: map[string]float64{}, timings: map[string]float64{}}
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)) //nolint:noctx // local
 	if err != nil {
 		return s, err
@@ -89,6 +103,17 @@ func scrapeOperator() (requestStats, error) {
 			s.webhook[kwokenv.MetricLabel(series, "decision")+"/"+kwokenv.MetricLabel(series, "reason")] += v
 		case strings.HasPrefix(series, "tdb_rollout_evictions_total{"):
 			s.rollout[kwokenv.MetricLabel(series, "result")] += v
+		}
+		for prefix, what := range map[string]func() string{
+			"controller_runtime_reconcile_time_seconds": func() string { return "reconcile " + kwokenv.MetricLabel(series, "controller") },
+			"workqueue_queue_duration_seconds":          func() string { return "queue " + kwokenv.MetricLabel(series, "name") },
+			"tdb_eviction_decision_duration_seconds":    func() string { return "webhook " + kwokenv.MetricLabel(series, "decision") },
+		} {
+			for _, part := range []string{"sum", "count"} {
+				if strings.HasPrefix(series, prefix+"_"+part+"{") {
+					s.timings[what()+"/"+part] += v
+				}
+			}
 		}
 	})
 	_, _ = io.Copy(io.Discard, resp.Body)

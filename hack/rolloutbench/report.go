@@ -30,7 +30,7 @@ func report(results []*result) int {
 			exceeded = "YES"
 			code = 1
 		}
-		if r.premature != "" {
+		if r.premature != "" || r.moved > 0 {
 			code = 1
 		}
 		perPod := func(v float64) string {
@@ -58,6 +58,9 @@ func report(results []*result) int {
 		fmt.Printf("     writes %d (%s)\n", int(r.operator.writes()), writesByMethod(r.operator))
 		fmt.Printf("     webhook decisions: %s; rollout driver evictions: %s\n", counts(r.operator.webhook), counts(r.operator.rollout))
 		fmt.Printf("     apiserver pods/eviction: %s\n", counts(r.apiserver))
+		fmt.Printf("     mean reconcile: status %s, rollout %s; mean wait in queue: status %s, rollout %s; webhook allowed %s\n",
+			r.operator.mean("reconcile topologydisruptionbudget"), r.operator.mean("reconcile rollout"),
+			r.operator.mean("queue topologydisruptionbudget"), r.operator.mean("queue rollout"), r.operator.mean("webhook allowed"))
 		fmt.Printf("     watcher: %d samples, %d errors; operator log: %d lines, %d error lines\n",
 			r.samples, r.sampleErrs, r.logLines, total(r.logErrors))
 		for _, k := range sortedKeys(r.logErrors) {
@@ -95,6 +98,10 @@ func report(results []*result) int {
 		case r.exceeded():
 			ok = false
 			fmt.Printf("case %s: BUDGET EXCEEDED (%s): max unavailable %s, zones at once %d\n", r.c.id, r.c.bound, zoneList(r.maxPerZone), r.maxZones)
+		}
+		if r.err == nil && r.moved > 0 {
+			ok = false
+			fmt.Printf("case %s: %d pod(s) changed zone although their volumes pin them: the per-zone figures are not comparable\n", r.c.id, r.moved)
 		}
 		if r.premature != "" {
 			ok = false

@@ -199,9 +199,22 @@ func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bo
 			return refused(c.tdb, d, names), nil
 		}
 	}
-	// Lock the covering budgets, in name order, for this process: requests
-	// for the same budget decide one after the other, each from the newest
-	// version known here (see ledger).
+	if len(covering) == 1 && !dryRun {
+		// The common case: one budget. Its grants are decided and written
+		// in groups (see ledger).
+		d, err := h.grant(ctx, covering[0], pod, now)
+		if err != nil {
+			return result{}, err
+		}
+		if !d.Allowed {
+			return refused(covering[0].tdb, d, names), nil
+		}
+		return result{outcome: outcome{"allowed", d.Reason}, budgets: names}, nil
+	}
+	// Several budgets (or a dry run): lock the covering budgets, in name
+	// order, for this process: requests for the same budget decide one
+	// after the other, each from the newest version known here (see
+	// ledger).
 	for _, c := range covering {
 		c.entry.Lock()
 		defer c.entry.Unlock()
@@ -240,6 +253,112 @@ func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bo
 		}
 	}
 	return result{outcome: outcome{"allowed", reason}, budgets: names}, nil
+}
+
+// grant decides the eviction of pod against the one budget covering it and,
+// when allowed, records it, together with the other grants queued for the
+// budget meanwhile.
+func (h *EvictionHandler) grant(ctx context.Context, c *coveringBudget, pod *corev1.Pod, now time.Time) (budget.Decision, error) {
+	g := &grant{pod: pod, domain: c.domain, now: now, seen: c.tdb}
+	c.entry.enqueue(g)
+	c.entry.Lock()
+	defer c.entry.Unlock()
+	if !g.done {
+		h.commit(ctx, c, c.entry.take())
+	}
+	return g.decision, g.err
+}
+
+// commit decides the queued grants in turn against the newest version of the
+// budget, each seeing the records and allowances of those before it, and
+// writes the result in one status write with the budget's resourceVersion.
+// On a conflict it re-reads the budget and decides them all again. Every
+// grant is done when it returns; none is allowed unless the write that
+// records it succeeded.
+//
+// The work runs until the leading request's deadline even if that request
+// is cancelled (its client went away): the others' answers depend on it.
+func (h *EvictionHandler) commit(ctx context.Context, c *coveringBudget, batch []*grant) {
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), deadline)
+		defer cancel()
+	} else {
+		ctx = context.WithoutCancel(ctx)
+	}
+	defer func() {
+		// Should deciding panic, no grant is left without an answer.
+		for _, g := range batch {
+			if !g.done {
+				g.done, g.decision, g.err = true, budget.Decision{}, errors.New("internal error deciding the eviction")
+			}
+		}
+	}()
+	base := c.entry.newest(c.tdb)
+	for _, g := range batch {
+		if cand := c.entry.newest(g.seen); newerVersion(cand, base) {
+			base = cand
+		}
+	}
+	finish := func(decisions []budget.Decision, err error) {
+		for i, g := range batch {
+			g.done, g.decision, g.err = true, decisions[i], nil
+			if err != nil && decisions[i].Allowed {
+				g.decision, g.err = budget.Decision{}, err
+			}
+		}
+	}
+	for try := 1; ; try++ {
+		work := base.DeepCopy()
+		decisions := make([]budget.Decision, len(batch))
+		charges := 0
+		for i, g := range batch {
+			if g.seen.UID != work.UID || g.seen.Generation != work.Generation {
+				// The pod's domain was found under another spec (or
+				// another budget of the same name).
+				decisions[i] = budget.Decision{Reason: budget.DecisionStaleStatus, Message: fmt.Sprintf(
+					"topology disruption budget %s/%s changed while the eviction was decided; retry", work.Namespace, work.Name)}
+				continue
+			}
+			decisions[i] = budget.DecideEviction(work, budget.EvictionRequest{Pod: g.pod, Domain: g.domain, Now: g.now})
+			if decisions[i].Allowed && decisions[i].Status != nil {
+				work.Status = *decisions[i].Status
+				charges++
+			}
+		}
+		if charges == 0 {
+			finish(decisions, nil)
+			return
+		}
+		err := h.Client.Status().Update(ctx, work)
+		if err == nil {
+			c.entry.latest.Store(work)
+			chargesPerWrite.Observe(float64(charges))
+			finish(decisions, nil)
+			return
+		}
+		if !apierrors.IsConflict(err) {
+			finish(decisions, fmt.Errorf("recording the eviction in %s/%s: %w", base.Namespace, base.Name, err))
+			return
+		}
+		if try >= h.maxTries() {
+			for i := range decisions {
+				if decisions[i].Allowed {
+					decisions[i] = budget.Decision{Reason: budget.DecisionContended, Message: fmt.Sprintf(
+						"topology disruption budget %s/%s: too many concurrent evictions; retry", base.Namespace, base.Name)}
+				}
+			}
+			finish(decisions, nil)
+			return
+		}
+		fresh := &policyv1alpha1.TopologyDisruptionBudget{}
+		if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(base), fresh); err != nil {
+			finish(decisions, fmt.Errorf("re-reading %s/%s after a conflict: %w", base.Namespace, base.Name, err))
+			return
+		}
+		c.entry.latest.Store(fresh)
+		base = fresh
+	}
 }
 
 // charge is a record this request wrote, to undo if another budget refuses.

@@ -18,10 +18,16 @@ var (
 		Help:    "Time to decide one eviction, status writes included, by decision.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	}, []string{"decision"})
+
+	chargesPerWrite = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "tdb_eviction_charges_per_status_write",
+		Help:    "Evictions recorded by one status write of the webhook (concurrent grants on one budget are written together).",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
+	})
 )
 
 func init() {
-	metrics.Registry.MustRegister(decisionsTotal, decisionSeconds)
+	metrics.Registry.MustRegister(decisionsTotal, decisionSeconds, chargesPerWrite)
 }
 
 func observe(o outcome, took time.Duration) {

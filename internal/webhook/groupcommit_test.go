@@ -1,0 +1,351 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
+)
+
+// zoneBudget is a computed budget over n Ready pods in zone-a that allows
+// `allowed` evictions.
+func zoneBudget(n, allowed int32) *policyv1alpha1.TopologyDisruptionBudget {
+	return &policyv1alpha1.TopologyDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", Generation: 1},
+		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			TopologyKey:    zoneKey,
+			MaxUnavailable: ptr.To(intstr.FromInt32(allowed)),
+		},
+		Status: policyv1alpha1.TopologyDisruptionBudgetStatus{
+			ObservedGeneration: 1, ExpectedPods: n, CurrentHealthy: n, DisruptionsAllowed: allowed,
+			Domains: []policyv1alpha1.DomainStatus{{Name: "zone-a", ExpectedPods: n, CurrentHealthy: n, DesiredHealthy: n - allowed, DisruptionsAllowed: allowed}},
+		},
+	}
+}
+
+func zonePods(n int) []client.Object {
+	out := make([]client.Object, n)
+	for i := range out {
+		p := readyPod()
+		p.Name, p.UID = fmt.Sprintf("web-%d", i), types.UID(fmt.Sprintf("p%d", i))
+		out[i] = p
+	}
+	return out
+}
+
+// countingServer is a fake API server that counts the budget status writes.
+func countingServer(t *testing.T, objs []client.Object, writes *atomic.Int32) client.WithWatch {
+	return fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(objs...).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+				if _, ok := obj.(*policyv1alpha1.TopologyDisruptionBudget); ok && sub == "status" {
+					writes.Add(1)
+				}
+				return c.SubResource(sub).Update(ctx, obj, opts...)
+			},
+		}).Build()
+}
+
+// Grants queued on one budget are decided in queue order, each against the
+// status the earlier ones produced, and written in one status write: the
+// first `allowed` are granted and recorded, the rest refused.
+func TestQueuedGrantsAreWrittenTogether(t *testing.T) {
+	ctx := context.Background()
+	var writes atomic.Int32
+	objs := append(zonePods(10), zoneNode(), zoneBudget(10, 3))
+	server := countingServer(t, objs, &writes)
+	h := newHandler(t, server, server)
+
+	pods := make([]*corev1.Pod, 10)
+	for i := range pods {
+		pods[i] = &corev1.Pod{}
+		if err := server.Get(ctx, client.ObjectKey{Namespace: "ns", Name: fmt.Sprintf("web-%d", i)}, pods[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	covering, err := h.covering(ctx, pods[0])
+	if err != nil || len(covering) != 1 {
+		t.Fatalf("covering = %v, %v; want one budget", covering, err)
+	}
+	c := covering[0]
+	c.entry = h.ledger.entry(types.NamespacedName{Namespace: "ns", Name: "b"})
+	now := h.Clock.Now()
+	// Nine requests queued while another held the lock...
+	queued := make([]*grant, 9)
+	for i := range queued {
+		queued[i] = &grant{pod: pods[i], domain: "zone-a", now: now, seen: c.tdb}
+		c.entry.enqueue(queued[i])
+	}
+	// ...and the tenth, which takes the lock and writes for all of them.
+	d, err := h.grant(ctx, c, pods[9], now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Allowed || d.Reason != budget.DecisionInsufficientPods {
+		t.Errorf("tenth request: %+v, want refused InsufficientPods", d)
+	}
+	for i, g := range queued {
+		if !g.done || g.err != nil {
+			t.Fatalf("queued grant %d not done: done=%v err=%v", i, g.done, g.err)
+		}
+		want := i < 3
+		if g.decision.Allowed != want {
+			t.Errorf("queued grant %d (%s): allowed=%v (%s), want %v", i, g.pod.Name, g.decision.Allowed, g.decision.Reason, want)
+		}
+	}
+	if got := writes.Load(); got != 1 {
+		t.Errorf("status writes = %d, want 1 for the whole queue", got)
+	}
+	var got policyv1alpha1.TopologyDisruptionBudget
+	if err := server.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	var recorded []string
+	for _, r := range got.Status.DisruptedPods {
+		recorded = append(recorded, r.Name)
+	}
+	if fmt.Sprint(recorded) != "[web-0 web-1 web-2]" || got.Status.Domains[0].DisruptionsAllowed != 0 || got.Status.Domains[0].CurrentHealthy != 7 {
+		t.Errorf("status after the write: records %v, allowed %d, healthy %d; want [web-0 web-1 web-2], 0, 7",
+			recorded, got.Status.Domains[0].DisruptionsAllowed, got.Status.Domains[0].CurrentHealthy)
+	}
+}
+
+// When the write conflicts (another writer lowered the allowance), every
+// grant of the group is decided again on the fresh version: none is granted
+// on the stale one.
+func TestGroupDecidedAgainAfterConflict(t *testing.T) {
+	ctx := context.Background()
+	var writes atomic.Int32
+	objs := append(zonePods(4), zoneNode(), zoneBudget(4, 3))
+	server := countingServer(t, objs, &writes)
+	// The cache keeps the version allowing 3; the server now allows 1.
+	var stale policyv1alpha1.TopologyDisruptionBudget
+	if err := server.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, &stale); err != nil {
+		t.Fatal(err)
+	}
+	cache := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(append(zonePods(4), zoneNode(), stale.DeepCopy())...).Build()
+	fresh := stale.DeepCopy()
+	fresh.Status = zoneBudget(4, 1).Status
+	if err := server.Status().Update(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	writes.Store(0)
+
+	h := newHandler(t, cache, server)
+	var pods []*corev1.Pod
+	for i := range 3 {
+		p := &corev1.Pod{}
+		if err := cache.Get(ctx, client.ObjectKey{Namespace: "ns", Name: fmt.Sprintf("web-%d", i)}, p); err != nil {
+			t.Fatal(err)
+		}
+		pods = append(pods, p)
+	}
+	covering, err := h.covering(ctx, pods[0])
+	if err != nil || len(covering) != 1 {
+		t.Fatalf("covering = %v, %v", covering, err)
+	}
+	c := covering[0]
+	c.entry = h.ledger.entry(types.NamespacedName{Namespace: "ns", Name: "b"})
+	now := h.Clock.Now()
+	g0 := &grant{pod: pods[0], domain: "zone-a", now: now, seen: c.tdb}
+	g1 := &grant{pod: pods[1], domain: "zone-a", now: now, seen: c.tdb}
+	c.entry.enqueue(g0)
+	c.entry.enqueue(g1)
+	d2, err := h.grant(ctx, c, pods[2], now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := 0
+	for _, d := range []budget.Decision{g0.decision, g1.decision, d2} {
+		if d.Allowed {
+			allowed++
+		}
+	}
+	if !g0.decision.Allowed || allowed != 1 {
+		t.Errorf("granted %d (first: %+v), want only the first of the group on the fresh version", allowed, g0.decision)
+	}
+	if got := writes.Load(); got != 2 {
+		t.Errorf("status writes = %d, want 2 (the conflicting one and the one after the re-read)", got)
+	}
+}
+
+// Many concurrent evictions through the handler: never more granted than the
+// allowance, every grant recorded, at most one write per grant. (How many
+// grants share a write depends on the timing; the queued case above pins it.)
+func TestConcurrentEvictionsOneBudget(t *testing.T) {
+	ctx := context.Background()
+	const n, allowed = 64, 5
+	for rep := range 10 {
+		var writes atomic.Int32
+		objs := append(zonePods(n), zoneNode(), zoneBudget(n, allowed))
+		server := countingServer(t, objs, &writes)
+		h := newHandler(t, server, server)
+		var granted, refused atomic.Int32
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				req := request(t, eviction(), false)
+				req.Name = fmt.Sprintf("web-%d", i)
+				resp := h.Handle(ctx, req)
+				switch {
+				case resp.Allowed:
+					granted.Add(1)
+				case resp.Result != nil && resp.Result.Code == http.StatusTooManyRequests:
+					refused.Add(1)
+				default:
+					t.Errorf("web-%d: neither allowed nor 429: %+v", i, resp.Result)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		var got policyv1alpha1.TopologyDisruptionBudget
+		if err := server.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, &got); err != nil {
+			t.Fatal(err)
+		}
+		if granted.Load() != allowed || refused.Load() != n-allowed || len(got.Status.DisruptedPods) != allowed {
+			t.Fatalf("rep %d: granted %d, refused %d, recorded %d; want %d, %d, %d",
+				rep, granted.Load(), refused.Load(), len(got.Status.DisruptedPods), allowed, n-allowed, allowed)
+		}
+		if w := writes.Load(); w < 1 || w > allowed {
+			t.Fatalf("rep %d: %d status writes for %d grants", rep, w, allowed)
+		}
+	}
+}
+
+// groupFixture queues grants for web-0..web-(n-2) on a budget allowing
+// `allowed` and returns what the last request needs to lead the group.
+type groupFixture struct {
+	h      *EvictionHandler
+	c      *coveringBudget
+	queued []*grant
+	last   *corev1.Pod
+}
+
+func newGroupFixture(t *testing.T, server client.Client, n int) *groupFixture {
+	ctx := context.Background()
+	h := newHandler(t, server, server)
+	pods := make([]*corev1.Pod, n)
+	for i := range pods {
+		pods[i] = &corev1.Pod{}
+		if err := server.Get(ctx, client.ObjectKey{Namespace: "ns", Name: fmt.Sprintf("web-%d", i)}, pods[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	covering, err := h.covering(ctx, pods[0])
+	if err != nil || len(covering) != 1 {
+		t.Fatalf("covering = %v, %v", covering, err)
+	}
+	c := covering[0]
+	c.entry = h.ledger.entry(types.NamespacedName{Namespace: "ns", Name: "b"})
+	f := &groupFixture{h: h, c: c, last: pods[n-1]}
+	for _, p := range pods[:n-1] {
+		g := &grant{pod: p, domain: "zone-a", now: h.Clock.Now(), seen: c.tdb}
+		c.entry.enqueue(g)
+		f.queued = append(f.queued, g)
+	}
+	return f
+}
+
+// A failed write (not a conflict) allows nobody in the group: each request
+// that would have been allowed gets the error, the others their refusal.
+func TestGroupWriteErrorAllowsNobody(t *testing.T) {
+	objs := append(zonePods(4), zoneNode(), zoneBudget(4, 2))
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(objs...).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourceUpdate: func(context.Context, client.Client, string, client.Object, ...client.SubResourceUpdateOption) error {
+				return apierrors.NewInternalError(errors.New("etcd is unhappy"))
+			},
+		}).Build()
+	f := newGroupFixture(t, server, 4)
+	d, err := f.h.grant(context.Background(), f.c, f.last, f.h.Clock.Now())
+	if d.Allowed || err != nil || d.Reason != budget.DecisionInsufficientPods {
+		t.Errorf("fourth request: %+v, %v; want refused (the two before it took the allowance), no error", d, err)
+	}
+	for i, g := range f.queued {
+		if !g.done || g.decision.Allowed {
+			t.Fatalf("grant %d: done=%v allowed=%v after a failed write", i, g.done, g.decision.Allowed)
+		}
+		if wantErr := i < 2; (g.err != nil) != wantErr {
+			t.Errorf("grant %d: err = %v, want an error: %v", i, g.err, wantErr)
+		}
+	}
+}
+
+// The request leading the group may be cancelled (its client went away):
+// the write still happens for the others, within the leader's deadline.
+func TestGroupSurvivesTheLeadersCancellation(t *testing.T) {
+	objs := append(zonePods(3), zoneNode(), zoneBudget(3, 2))
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(objs...).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+				if err := ctx.Err(); err != nil {
+					return err // as a real client would
+				}
+				return c.SubResource(sub).Update(ctx, obj, opts...)
+			},
+		}).Build()
+	f := newGroupFixture(t, server, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	cancel()
+	if _, err := f.h.grant(ctx, f.c, f.last, f.h.Clock.Now()); err != nil {
+		t.Fatalf("leader: %v", err)
+	}
+	for i, g := range f.queued {
+		if !g.decision.Allowed || g.err != nil {
+			t.Errorf("grant %d: allowed=%v err=%v; want allowed: the leader's cancellation is not theirs", i, g.decision.Allowed, g.err)
+		}
+	}
+	var got policyv1alpha1.TopologyDisruptionBudget
+	if err := server.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "b"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Status.DisruptedPods) != 2 {
+		t.Errorf("records = %v, want the two grants", got.Status.DisruptedPods)
+	}
+}
+
+// A grant whose domain was found under another spec of the budget is refused
+// for a retry, not charged under the new one.
+func TestGroupRefusesGrantsOfAnotherSpec(t *testing.T) {
+	objs := append(zonePods(3), zoneNode(), zoneBudget(3, 2))
+	var writes atomic.Int32
+	server := countingServer(t, objs, &writes)
+	f := newGroupFixture(t, server, 3)
+	old := f.c.tdb.DeepCopy()
+	old.Generation = 0 // the first grant's request saw an older spec
+	f.queued[0].seen = old
+	d, err := f.h.grant(context.Background(), f.c, f.last, f.h.Clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := f.queued[0]; g.decision.Allowed || g.decision.Reason != budget.DecisionStaleStatus {
+		t.Errorf("grant of the older spec: %+v, want refused StaleStatus", g.decision)
+	}
+	if !f.queued[1].decision.Allowed || !d.Allowed {
+		t.Errorf("the other two: %+v, %+v; want both allowed", f.queued[1].decision, d)
+	}
+}
