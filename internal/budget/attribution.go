@@ -14,8 +14,16 @@ import (
 // disrupted at the same time. The rules, in order:
 //
 //  1. A missing pod explained by an eviction record of the same controller
-//     belongs to the record's domain (newest records first; records beyond the
-//     missing count are dropped, oldest first, as replacements get scheduled).
+//     belongs to the record's domain. A record whose pod's name is now held
+//     by a scheduled pod of the same controller (a StatefulSet replacement)
+//     is done: that pod counts where it runs. When the controller misses at
+//     least as many pods as it has records, every record explains one. When
+//     it misses fewer, which records are done cannot be told (ReplicaSet
+//     replacements have new names, and grant times are only kept to the
+//     second): every record is kept, and each domain expects as many
+//     missing pods as could be its own, min(missing, its records), so no
+//     domain is ever given an allowance for a pod missing from it. The
+//     records are dropped once nothing is missing.
 //  2. A controller whose scheduled pods all sit in one domain expects exactly
 //     its scale there (its other missing pods, and policy/v1's view of a
 //     surge, where pods briefly outnumber the scale).
@@ -98,7 +106,23 @@ func attributeMissing(placed placement, gone []policyv1alpha1.DisruptedPod, owne
 		}
 		op.total++
 	}
+	// Names of scheduled pods, by controller: a record of one of them has
+	// its replacement placed.
+	placedNames := map[types.UID]map[string]bool{}
+	for i := range placed.pods {
+		pp := &placed.pods[i]
+		if pp.controller == "" || pp.kind == unscheduled {
+			continue
+		}
+		if placedNames[pp.controller] == nil {
+			placedNames[pp.controller] = map[string]bool{}
+		}
+		placedNames[pp.controller][pp.pod.Name] = true
+	}
 	for _, r := range gone {
+		if placedNames[r.ControllerUID][r.Name] {
+			continue // replaced under the same name, and placed
+		}
 		if op, ok := ownerOf(r.ControllerUID); ok {
 			op.records = append(op.records, r)
 		}
@@ -131,12 +155,17 @@ func (att *attribution) addOwner(op *ownerPods) {
 	if missing < 0 {
 		missing = 0
 	}
-	// Rule 1: the newest records explain missing pods; older ones are done.
-	sort.SliceStable(op.records, func(i, j int) bool { return op.records[i].Time.After(op.records[j].Time.Time) })
+	// Rule 1: records explain missing pods, in their domains.
 	explained := min(missing, int32(len(op.records)))
-	for _, r := range op.records[:explained] {
-		att.expected[r.Domain]++
-		att.keptRecords = append(att.keptRecords, r)
+	if explained > 0 {
+		perDomain := map[string]int32{}
+		for _, r := range op.records {
+			perDomain[r.Domain]++
+		}
+		for d, n := range perDomain {
+			att.expected[d] += min(n, missing)
+		}
+		att.keptRecords = append(att.keptRecords, op.records...)
 	}
 	rest := missing - explained
 

@@ -118,20 +118,42 @@ func TestComputeMissingPods(t *testing.T) {
 				record("s-2", "zone-b", sts, at(-5*time.Minute)), record("s-3", "zone-c", sts, at(-time.Minute))},
 			want: withRows(row("zone-a", 1, 1, 0, 1), row("zone-b", 2, 1, 1, 0), row("zone-c", 1, 0, 0, 0)).
 				withRecords("s-2@zone-b", "s-3@zone-c")},
-		{name: "a replacement is scheduled: the newest record is kept, the oldest dropped",
+		// Which record a replacement with a new name ends is unknown: each
+		// domain expects as many missing pods as could be its own.
+		{name: "a replacement with another name is scheduled: both records' domains expect the missing pod",
 			pods:   join(spread(true, true, false), []*podBuilder{pod("s-x").onNode("n1").notReady().ownedBy(sts)}),
 			owners: []Owner{owner(sts, 4)},
 			records: []policyv1alpha1.DisruptedPod{
 				record("s-2", "zone-b", sts, at(-5*time.Minute)), record("s-3", "zone-c", sts, at(-time.Minute))},
-			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 1, 1, 0, 1), row("zone-c", 1, 0, 0, 0)).
-				withRecords("s-3@zone-c")},
-		{name: "the order of records in status does not decide which is newest",
+			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 2, 1, 1, 0), row("zone-c", 1, 0, 0, 0)).
+				withRecords("s-2@zone-b", "s-3@zone-c")},
+		{name: "grant times do not decide which record is done",
 			pods:   join(spread(true, true, false), []*podBuilder{pod("s-x").onNode("n1").notReady().ownedBy(sts)}),
 			owners: []Owner{owner(sts, 4)},
 			records: []policyv1alpha1.DisruptedPod{
 				record("s-3", "zone-c", sts, at(-5*time.Minute)), record("s-2", "zone-b", sts, at(-time.Minute))},
-			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 2, 1, 1, 0)).
-				withRecords("s-2@zone-b")},
+			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 2, 1, 1, 0), row("zone-c", 1, 0, 0, 0)).
+				withRecords("s-2@zone-b", "s-3@zone-c")},
+		// Two evictions granted in the same second: s-1's replacement is
+		// placed under its name, s-2 has none yet. The missing pod is
+		// zone-c's; counting it in zone-b instead (the record first by
+		// name) let a rollout disrupt a third pod in zone-c.
+		{name: "same grant second: the record replaced under its name is done, the other keeps its domain",
+			pods: join(spread(true, false, false), []*podBuilder{
+				pod("s-1").uid("uid-s-1-new").onNode("n3").notReady().ownedBy(sts), cZero}),
+			owners: []Owner{owner(sts, 3), owner(rsC, 1)},
+			records: []policyv1alpha1.DisruptedPod{
+				record("s-1", "zone-b", sts, at(-time.Second)), record("s-2", "zone-c", sts, at(-time.Second))},
+			want: withRows(row("zone-a", 1, 1, 0, 1), row("zone-b", 1, 0, 0, 0), row("zone-c", 2, 1, 1, 0)).
+				withRecords("s-2@zone-c")},
+		{name: "ReplicaSet: two records, one missing pod: both domains expect it until nothing is missing",
+			pods: []*podBuilder{pod("r-0").onNode("n1").ready().ownedBy(rs), pod("r-new").onNode("n1").notReady().ownedBy(rs),
+				pod("r-1").onNode("n3").ready().ownedBy(rs), pod("r-2").onNode("n4").ready().ownedBy(rs)},
+			owners: []Owner{owner(rs, 5)},
+			records: []policyv1alpha1.DisruptedPod{
+				record("r-3", "zone-b", rs, at(-time.Second)), record("r-4", "zone-c", rs, at(-time.Second))},
+			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 2, 1, 1, 0), row("zone-c", 2, 1, 1, 0)).
+				withRecords("r-3@zone-b", "r-4@zone-c")},
 		{name: "records beyond the missing count are dropped",
 			pods: spread(true, true, false), owners: []Owner{owner(sts, 2)},
 			records: []policyv1alpha1.DisruptedPod{record("s-9", "zone-c", sts, at(-time.Minute))},
