@@ -311,7 +311,9 @@ func (e *benchEnv) runCase(ctx context.Context, bc benchCase, dir string) *resul
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		sample(sampleCtx, w, r, t0, timeline)
+		sample(sampleCtx, w, r, t0, timeline, func(at time.Duration, u map[string]int) {
+			writeEvidence(ctx, e.k8s, ns, filepath.Join(dir, "exceeded.txt"), at, u)
+		})
 	}()
 	go func() {
 		defer wg.Done()
@@ -694,10 +696,11 @@ func rolloutSummary(tdb *policyv1alpha1.TopologyDisruptionBudget) string {
 
 // sample records the worst unavailability every 100 ms (kwokenv.Watcher's
 // measurement), and the timeline of its changes.
-func sample(ctx context.Context, w *kwokenv.Watcher, r *result, start time.Time, timeline *strings.Builder) {
+func sample(ctx context.Context, w *kwokenv.Watcher, r *result, start time.Time, timeline *strings.Builder, evidence func(at time.Duration, u map[string]int)) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	last := ""
+	captured := false
 	for {
 		u, err := w.Unavailable(ctx)
 		if err != nil {
@@ -713,6 +716,12 @@ func sample(ctx context.Context, w *kwokenv.Watcher, r *result, start time.Time,
 					disrupted++
 				}
 			}
+			for _, n := range u {
+				if r.c.bounded && n > budgetPerZone && !captured {
+					captured = true
+					evidence(time.Since(start), u)
+				}
+			}
 			r.maxOverall = max(r.maxOverall, sum(u))
 			r.maxZones = max(r.maxZones, disrupted)
 			if cur := fmt.Sprintf("%d/%d/%d", u["zone-a"], u["zone-b"], u["zone-c"]); cur != last {
@@ -726,6 +735,37 @@ func sample(ctx context.Context, w *kwokenv.Watcher, r *result, start time.Time,
 		case <-t.C:
 		}
 	}
+}
+
+// writeEvidence saves, at the first sample over the bound, the pods (zone,
+// UID, Ready, deleting, revision) and the budget's status, for finding out
+// why.
+func writeEvidence(ctx context.Context, k8s client.Client, ns, path string, at time.Duration, u map[string]int) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "first sample over the bound at %.2fs: unavailable %s\n\npods:\n", at.Seconds(), zoneList(u))
+	zones, _ := podZones(ctx, k8s, ns)
+	var pods corev1.PodList
+	if err := k8s.List(ctx, &pods, client.InNamespace(ns)); err == nil {
+		sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
+		for _, p := range pods.Items {
+			ready := podCondition(&p, corev1.PodReady)
+			fmt.Fprintf(&b, "  %-8s %-6s uid %s phase %-9s ready %-5v deleting %-5v node %-14s rev %s created %s\n",
+				p.Name, zones[p.Name], p.UID, p.Status.Phase, ready != nil && ready.Status == corev1.ConditionTrue,
+				p.DeletionTimestamp != nil, p.Spec.NodeName, p.Labels[appsv1.ControllerRevisionHashLabelKey],
+				p.CreationTimestamp.UTC().Format(time.RFC3339))
+		}
+	}
+	var tdb policyv1alpha1.TopologyDisruptionBudget
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: budgetName}, &tdb); err == nil {
+		fmt.Fprintf(&b, "\nbudget (resourceVersion %s):\n", tdb.ResourceVersion)
+		for _, d := range tdb.Status.Domains {
+			fmt.Fprintf(&b, "  %s expected %d healthy %d desired %d allowed %d\n", d.Name, d.ExpectedPods, d.CurrentHealthy, d.DesiredHealthy, d.DisruptionsAllowed)
+		}
+		for _, rec := range tdb.Status.DisruptedPods {
+			fmt.Fprintf(&b, "  record %s uid %s %s at %s\n", rec.Name, rec.UID, rec.Domain, rec.Time.UTC().Format(time.RFC3339))
+		}
+	}
+	_ = os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // watchRollout records every change of the budget's rollout status.
