@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -131,9 +132,14 @@ func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	// conflicts with the webhook's writes for these evictions and is then
 	// re-applied to the latest version; skipping it would leave the status
 	// stale for as long as every pass evicts (AllDomains).
-	_, refused, err := r.evict(ctx, &tdb, state, plan.Evict, now)
+	live, refused, err := r.evict(ctx, &tdb, state, plan.Evict, now)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if live != nil && live.UID == tdb.UID && live.Generation == tdb.Generation {
+		// Write the rollout status onto the version holding this pass's
+		// records: onto the cached one it would conflict.
+		tdb = *live
 	}
 	if refused {
 		result = soonest(result, refusedRetry)
@@ -277,7 +283,7 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 		}
 	}
 	rows := append([]policyv1alpha1.DomainStatus(nil), tdb.Status.Domains...)
-	for domain, n := range r.expect.unrecorded(key, recorded, running, now) {
+	for domain, n := range r.expect.unrecorded(key, recorded, running, resourceVersion(tdb), now) {
 		inFlight[domain] += n
 		for i := range rows {
 			if rows[i].Name == domain {
@@ -446,7 +452,12 @@ func (r *RolloutReconciler) readWorkload(ctx context.Context, ns string, ref *me
 // one after the other would take their sum. The webhook decides them one at
 // a time per budget, so sending them together cannot over-spend it. A 429 is
 // back-pressure, not an error.
-func (r *RolloutReconciler) evict(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, state *rolloutState, names []string, now time.Time) (granted int, refused bool, err error) {
+//
+// After a granted eviction it reads the budget live: that version holds the
+// records the webhook wrote for this pass, and its resourceVersion tells
+// when the cache has caught up with them (see evictionExpectations). It is
+// returned, nil when nothing was granted or the read failed.
+func (r *RolloutReconciler) evict(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, state *rolloutState, names []string, now time.Time) (live *policyv1alpha1.TopologyDisruptionBudget, refused bool, err error) {
 	logger := log.FromContext(ctx)
 	key := client.ObjectKeyFromObject(tdb)
 	errs := make([]error, len(names))
@@ -464,14 +475,23 @@ func (r *RolloutReconciler) evict(ctx context.Context, tdb *policyv1alpha1.Topol
 		}()
 	}
 	wg.Wait()
+	var fence uint64
+	for _, err := range errs {
+		if err == nil {
+			fresh := &policyv1alpha1.TopologyDisruptionBudget{}
+			if gerr := r.APIReader.Get(ctx, key, fresh); gerr == nil {
+				live, fence = fresh, resourceVersion(fresh)
+			}
+			break
+		}
+	}
 	var failed []error
 	for i, name := range names {
 		p, err := state.pods[name], errs[i]
 		switch {
 		case err == nil:
-			granted++
 			rolloutEvictions.WithLabelValues(tdb.Namespace, tdb.Name, "granted").Inc()
-			r.expect.add(key, p.UID, state.domainOf[name], now)
+			r.expect.add(key, p.UID, state.domainOf[name], now, fence)
 			logger.V(1).Info("evicted outdated pod", "tdb", klog.KObj(tdb), "pod", klog.KObj(p), "domain", state.domainOf[name])
 		case apierrors.IsTooManyRequests(err):
 			refused = true
@@ -484,7 +504,17 @@ func (r *RolloutReconciler) evict(ctx context.Context, tdb *policyv1alpha1.Topol
 			failed = append(failed, fmt.Errorf("evicting pod %s/%s: %w", p.Namespace, p.Name, err))
 		}
 	}
-	return granted, refused, errors.Join(failed...)
+	return live, refused, errors.Join(failed...)
+}
+
+// resourceVersion is an object's resourceVersion as the integer etcd makes
+// it; 0 if it is not one.
+func resourceVersion(o client.Object) uint64 {
+	v, err := strconv.ParseUint(o.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // rolloutStatusFor builds the status with the plan's rollout status and
@@ -622,9 +652,13 @@ type evictionExpectations struct {
 type expectation struct {
 	domain string
 	at     time.Time
+	// fence is the budget's resourceVersion read after the eviction was
+	// granted (0 if unknown): a cached budget at least that new has seen
+	// the eviction's record, and the status controller's handling of it.
+	fence uint64
 }
 
-func (e *evictionExpectations) add(key types.NamespacedName, uid types.UID, domain string, now time.Time) {
+func (e *evictionExpectations) add(key types.NamespacedName, uid types.UID, domain string, now time.Time, fence uint64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.m == nil {
@@ -633,7 +667,7 @@ func (e *evictionExpectations) add(key types.NamespacedName, uid types.UID, doma
 	if e.m[key] == nil {
 		e.m[key] = map[types.UID]expectation{}
 	}
-	e.m[key][uid] = expectation{domain: domain, at: now}
+	e.m[key][uid] = expectation{domain: domain, at: now, fence: fence}
 }
 
 func (e *evictionExpectations) has(key types.NamespacedName, uid types.UID) bool {
@@ -643,18 +677,22 @@ func (e *evictionExpectations) has(key types.NamespacedName, uid types.UID) bool
 	return ok
 }
 
-// unrecorded drops the expectations the status shows, whose pods are seen
-// deleting or gone for expectationGrace (the pod then speaks for itself, and
-// its record may already be gone with it; the grace lets the budget's cache
-// catch up with the record written before the deletion), or that timed
-// out; it counts the others per domain.
-func (e *evictionExpectations) unrecorded(key types.NamespacedName, recorded, running map[types.UID]bool, now time.Time) map[string]int32 {
+// unrecorded drops the expectations the status shows, those the cached
+// budget has caught up with (its resourceVersion is at least the fence: the
+// record was written, and if it is gone the status controller dropped it
+// because the pod is replaced, which the status then counts), and those that
+// timed out; it counts the others per domain. Without a fence (the live read
+// failed), an expectation whose pod is seen deleting or gone is dropped after
+// expectationGrace, the time the budget's cache takes to catch up with the
+// record written before the deletion.
+func (e *evictionExpectations) unrecorded(key types.NamespacedName, recorded, running map[types.UID]bool, cached uint64, now time.Time) map[string]int32 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := map[string]int32{}
 	for uid, x := range e.m[key] {
-		gone := !running[uid] && now.Sub(x.at) >= expectationGrace
-		if recorded[uid] || gone || now.Sub(x.at) > expectationTimeout {
+		caughtUp := x.fence != 0 && cached >= x.fence
+		gone := x.fence == 0 && !running[uid] && now.Sub(x.at) >= expectationGrace
+		if recorded[uid] || caughtUp || gone || now.Sub(x.at) > expectationTimeout {
 			delete(e.m[key], uid)
 			continue
 		}

@@ -172,7 +172,8 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var opArgs []string
+	// Millisecond timestamps: the operator log is how a slow pass is found.
+	opArgs := []string{"--zap-time-encoding=rfc3339nano"}
 	if *logLevel != "" {
 		opArgs = append(opArgs, "--zap-log-level="+*logLevel)
 	}
