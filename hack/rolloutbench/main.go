@@ -32,7 +32,9 @@
 // method and code) before and after the update, and the evictions from the
 // kube-apiserver's own apiserver_request_total.
 //
-// It prints a table, the speed-ups a/b (target 4x) and a/c, and exits
+// The cases run in rounds (-rounds, default 3): a, b, c, a, b, c, ... It
+// prints a table, the speed-ups a/b (target 4x) and a/c within each round
+// and their medians (the verdict), and exits
 // non-zero if a case failed or timed out, a budget was exceeded (b, c: more
 // than 2 unavailable in a zone; c: more than one zone disrupted at once), or
 // the operator reported a rollout complete before the pods were. The cluster
@@ -125,7 +127,8 @@ func cases() []benchCase {
 
 // result is what one case measured.
 type result struct {
-	c benchCase
+	c     benchCase
+	round int
 	// wall: the template change until the completion signal of the case;
 	// pods: until the benchmark saw every pod updated and Ready.
 	wall, pods time.Duration
@@ -166,6 +169,7 @@ func main() {
 	keep := flag.Bool("keep", false, "Keep the cluster at the end instead of tearing it down.")
 	name := flag.String("cluster", "tdb-rolloutbench", "Name of the local cluster.")
 	only := flag.String("cases", "abc", "Cases to run, in order (subset of abc).")
+	rounds := flag.Int("rounds", 3, "How many times to run the cases, one round after the other; the ratios are per round, and their median is the verdict (the machines are shared: one slow moment must not decide).")
 	timeout := flag.Duration("timeout", 5*time.Minute, "How long one update may take before the case fails.")
 	verbose := flag.Bool("v", false, "Print the unavailability and rollout timeline of each case.")
 	logLevel := flag.String("operator-log-level", "", "The operator's --zap-log-level (e.g. debug, for the rollout controller's decisions in its log); default: its own.")
@@ -177,7 +181,7 @@ func main() {
 	if *logLevel != "" {
 		opArgs = append(opArgs, "--zap-log-level="+*logLevel)
 	}
-	code, err := run(ctx, *name, *keep, *only, *timeout, *verbose, opArgs)
+	code, err := run(ctx, *name, *keep, *only, max(*rounds, 1), *timeout, *verbose, opArgs)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rolloutbench:", err)
 		if code == 0 {
@@ -188,7 +192,7 @@ func main() {
 	os.Exit(code)
 }
 
-func run(ctx context.Context, name string, keep bool, only string, timeout time.Duration, verbose bool, opArgs []string) (int, error) {
+func run(ctx context.Context, name string, keep bool, only string, rounds int, timeout time.Duration, verbose bool, opArgs []string) (int, error) {
 	var selected []benchCase
 	for _, bc := range cases() {
 		if strings.Contains(only, bc.id) {
@@ -218,25 +222,28 @@ func run(ctx context.Context, name string, keep bool, only string, timeout time.
 	}
 	env := &benchEnv{k8s: k8s, cs: cs, op: b.Operator, opLog: opLog, timeout: timeout, verbose: verbose}
 	var results []*result
-	for _, bc := range selected {
-		if ctx.Err() != nil {
-			return 1, ctx.Err()
-		}
-		fmt.Printf("\n>> case %s: %s\n", bc.id, bc.title)
-		r := env.runCase(ctx, bc, filepath.Join(logDir, "case-"+bc.id))
-		results = append(results, r)
-		if r.err != nil {
-			fmt.Printf("   case %s did not complete: %v\n", bc.id, r.err)
-		} else {
-			fmt.Printf("   done in %s (pods %s): max unavailable %s, overall %d, zones at once %d; operator writes %d, evictions %d, 429s %d\n",
-				r.wall.Round(10*time.Millisecond), r.pods.Round(10*time.Millisecond), zoneList(r.maxPerZone), r.maxOverall, r.maxZones,
-				int(r.operator.writes()), int(r.evictions()), int(r.operator.byCode("429")))
-		}
-		if !keep || bc.id != selected[len(selected)-1].id {
-			if err := deleteNamespace(ctx, k8s, namespaceOf(bc)); err != nil {
-				fmt.Printf("   warning: %v\n", err)
-			} else if err := deleteVolumes(ctx, k8s, namespaceOf(bc)); err != nil {
-				fmt.Printf("   warning: %v\n", err)
+	for round := 1; round <= rounds; round++ {
+		for i, bc := range selected {
+			if ctx.Err() != nil {
+				return 1, ctx.Err()
+			}
+			fmt.Printf("\n>> round %d/%d, case %s: %s\n", round, rounds, bc.id, bc.title)
+			r := env.runCase(ctx, bc, filepath.Join(logDir, fmt.Sprintf("round-%d-case-%s", round, bc.id)))
+			r.round = round
+			results = append(results, r)
+			if r.err != nil {
+				fmt.Printf("   case %s did not complete: %v\n", bc.id, r.err)
+			} else {
+				fmt.Printf("   done in %s (pods %s): max unavailable %s, overall %d, zones at once %d; operator writes %d, evictions %d, 429s %d\n",
+					r.wall.Round(10*time.Millisecond), r.pods.Round(10*time.Millisecond), zoneList(r.maxPerZone), r.maxOverall, r.maxZones,
+					int(r.operator.writes()), int(r.evictions()), int(r.operator.byCode("429")))
+			}
+			if !keep || round != rounds || i != len(selected)-1 {
+				if err := deleteNamespace(ctx, k8s, namespaceOf(bc)); err != nil {
+					fmt.Printf("   warning: %v\n", err)
+				} else if err := deleteVolumes(ctx, k8s, namespaceOf(bc)); err != nil {
+					fmt.Printf("   warning: %v\n", err)
+				}
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -12,13 +13,11 @@ import (
 func report(results []*result) int {
 	fmt.Println("\n== results (24 pods, 3 zones, pods Ready 2 s after scheduling; per pod = divided by the pods updated)")
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(tw, "CASE\tUPDATE\tWALL\tPODS\tMAX UNAVAIL a/b/c\tOVERALL\tZONES\tMOVED\tBOUND\tEXCEEDED\tUPDATED\tWRITES/POD\tEVICT/POD\t429s\tLOAD")
-	byID := map[string]*result{}
+	_, _ = fmt.Fprintln(tw, "ROUND\tCASE\tUPDATE\tWALL\tPODS\tMAX UNAVAIL a/b/c\tOVERALL\tZONES\tMOVED\tBOUND\tEXCEEDED\tUPDATED\tWRITES/POD\tEVICT/POD\t429s\tLOAD")
 	code := 0
 	for _, r := range results {
-		byID[r.c.id] = r
 		if r.err != nil {
-			_, _ = fmt.Fprintf(tw, "%s\t%s\terror: %v\n", r.c.id, r.c.title, r.err)
+			_, _ = fmt.Fprintf(tw, "%d\t%s\t%s\terror: %v\n", r.round, r.c.id, r.c.title, r.err)
 			code = 1
 			continue
 		}
@@ -39,8 +38,8 @@ func report(results []*result) int {
 			}
 			return fmt.Sprintf("%.2f", v/float64(r.updated))
 		}
-		_, _ = fmt.Fprintf(tw, "%s\t%s\t%.1fs\t%.1fs\t%d/%d/%d\t%d\t%d\t%d\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n",
-			r.c.id, r.c.title, r.wall.Seconds(), r.pods.Seconds(),
+		_, _ = fmt.Fprintf(tw, "%d\t%s\t%s\t%.1fs\t%.1fs\t%d/%d/%d\t%d\t%d\t%d\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n",
+			r.round, r.c.id, r.c.title, r.wall.Seconds(), r.pods.Seconds(),
 			r.maxPerZone["zone-a"], r.maxPerZone["zone-b"], r.maxPerZone["zone-c"], r.maxOverall, r.maxZones, r.moved,
 			r.c.bound, exceeded, r.updated, perPod(r.operator.writes()), perPod(r.evictions()), int(r.operator.byCode("429")), r.load)
 	}
@@ -54,7 +53,7 @@ func report(results []*result) int {
 		if r.err != nil && r.operator.requests == nil {
 			continue
 		}
-		fmt.Printf("  %s: requests: %s\n", r.c.id, counts(r.operator.requests))
+		fmt.Printf("  round %d, %s: requests: %s\n", r.round, r.c.id, counts(r.operator.requests))
 		fmt.Printf("     writes %d (%s)\n", int(r.operator.writes()), writesByMethod(r.operator))
 		fmt.Printf("     webhook decisions: %s; rollout driver evictions: %s\n", counts(r.operator.webhook), counts(r.operator.rollout))
 		fmt.Printf("     apiserver pods/eviction: %s\n", counts(r.apiserver))
@@ -69,43 +68,75 @@ func report(results []*result) int {
 	}
 
 	fmt.Println()
+	// Ratios within each round (its cases ran minutes apart, on the same
+	// machine), then their median: the verdict.
 	ratio := func(num, den, target string, want float64) {
-		a, b := byID[num], byID[den]
-		if a == nil || b == nil || a.err != nil || b.err != nil || b.wall <= 0 {
+		var per []float64
+		var parts []string
+		for round := 1; ; round++ {
+			var a, b *result
+			found := false
+			for _, r := range results {
+				if r.round != round {
+					continue
+				}
+				found = true
+				switch r.c.id {
+				case num:
+					a = r
+				case den:
+					b = r
+				}
+			}
+			if !found {
+				break
+			}
+			if a == nil || b == nil || a.err != nil || b.err != nil || b.wall <= 0 {
+				parts = append(parts, fmt.Sprintf("round %d n/a", round))
+				continue
+			}
+			got := a.wall.Seconds() / b.wall.Seconds()
+			per = append(per, got)
+			parts = append(parts, fmt.Sprintf("round %d %.1fs/%.1fs = %.2fx", round, a.wall.Seconds(), b.wall.Seconds(), got))
+		}
+		if len(per) == 0 {
 			fmt.Printf("%s/%s: n/a\n", num, den)
 			return
 		}
-		got := a.wall.Seconds() / b.wall.Seconds()
+		sort.Float64s(per)
+		med := per[len(per)/2]
+		if len(per)%2 == 0 {
+			med = (per[len(per)/2-1] + per[len(per)/2]) / 2
+		}
 		verdict := ""
 		if want > 0 {
 			verdict = ": MET"
-			if got < want {
+			if med < want {
 				verdict = ": MISS"
 			}
 		}
-		fmt.Printf("%s/%s = %.1fs / %.1fs = %.2fx (target %s)%s\n", num, den, a.wall.Seconds(), b.wall.Seconds(), got, target, verdict)
+		fmt.Printf("%s/%s: %s; median %.2fx (target %s)%s\n", num, den, strings.Join(parts, ", "), med, target, verdict)
 	}
 	ratio("a", "b", ">= 4x", 4)
 	ratio("a", "c", "none", 0)
-
 	fmt.Println()
 	ok := true
 	for _, r := range results {
 		switch {
 		case r.err != nil:
 			ok = false
-			fmt.Printf("case %s: ERROR: %v\n", r.c.id, r.err)
+			fmt.Printf("round %d, case %s: ERROR: %v\n", r.round, r.c.id, r.err)
 		case r.exceeded():
 			ok = false
-			fmt.Printf("case %s: BUDGET EXCEEDED (%s): max unavailable %s, zones at once %d\n", r.c.id, r.c.bound, zoneList(r.maxPerZone), r.maxZones)
+			fmt.Printf("round %d, case %s: BUDGET EXCEEDED (%s): max unavailable %s, zones at once %d\n", r.round, r.c.id, r.c.bound, zoneList(r.maxPerZone), r.maxZones)
 		}
 		if r.err == nil && r.moved > 0 {
 			ok = false
-			fmt.Printf("case %s: %d pod(s) changed zone although their volumes pin them: the per-zone figures are not comparable\n", r.c.id, r.moved)
+			fmt.Printf("round %d, case %s: %d pod(s) changed zone although their volumes pin them: the per-zone figures are not comparable\n", r.round, r.c.id, r.moved)
 		}
 		if r.premature != "" {
 			ok = false
-			fmt.Printf("case %s: RolloutComplete came before the pods were done: %s\n", r.c.id, r.premature)
+			fmt.Printf("round %d, case %s: RolloutComplete came before the pods were done: %s\n", r.round, r.c.id, r.premature)
 		}
 	}
 	if ok {
