@@ -29,14 +29,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -211,7 +208,7 @@ func run(ctx context.Context, name string, keep bool, drainTimeout time.Duration
 			fmt.Printf("   case %s did not complete: %v\n", bc.id, r.err)
 		} else {
 			fmt.Printf("   done in %s (drains %s): max unavailable %s, overall %d, zones at once %d; %d refusals (429), %d non-429, %d drain(s) failed\n",
-				r.wall.Round(10*time.Millisecond), r.drains.Round(10*time.Millisecond), zoneList(r.maxPerZone), r.maxOverall, r.maxZones,
+				r.wall.Round(10*time.Millisecond), r.drains.Round(10*time.Millisecond), kwokenv.ZoneList(r.maxPerZone), r.maxOverall, r.maxZones,
 				r.refusals, len(r.non429), len(r.failed))
 		}
 	}
@@ -311,7 +308,7 @@ func runCase(ctx context.Context, c *kwokenv.Cluster, k8s client.Client, op *kwo
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		u, err := w.Unavailable(ctx)
-		if err == nil && sum(u) == 0 {
+		if err == nil && kwokenv.Sum(u) == 0 {
 			r.wall = time.Since(drainStart)
 			break
 		}
@@ -328,7 +325,7 @@ func runCase(ctx context.Context, c *kwokenv.Cluster, k8s client.Client, op *kwo
 	<-sampled
 	_ = os.WriteFile(filepath.Join(dir, "timeline.txt"), []byte(timeline.String()), 0o644)
 	if verbose {
-		fmt.Printf("   unavailability timeline (t, per zone a/b/c):\n%s", indent(timeline.String(), "     "))
+		fmt.Printf("   unavailability timeline (t, per zone a/b/c):\n%s", kwokenv.Indent(timeline.String(), "     "))
 	}
 
 	after, err := scrapeWebhook()
@@ -437,7 +434,7 @@ func waitReady(ctx context.Context, k8s client.Client, w *kwokenv.Watcher, ns st
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		u, err := w.Unavailable(ctx)
-		podsOK := err == nil && sum(u) == 0
+		podsOK := err == nil && kwokenv.Sum(u) == 0
 		budgetOK, state := budgetComputed(ctx, k8s, ns, bc)
 		if podsOK && budgetOK {
 			return nil
@@ -493,7 +490,7 @@ func sample(ctx context.Context, w *kwokenv.Watcher, r *result, start time.Time,
 					disrupted++
 				}
 			}
-			r.maxOverall = max(r.maxOverall, sum(u))
+			r.maxOverall = max(r.maxOverall, kwokenv.Sum(u))
 			r.maxZones = max(r.maxZones, disrupted)
 			if cur := fmt.Sprintf("%d/%d/%d", u["zone-a"], u["zone-b"], u["zone-c"]); cur != last {
 				fmt.Fprintf(timeline, "%7.2fs  %s\n", time.Since(start).Seconds(), cur)
@@ -743,24 +740,7 @@ func scrapeWebhook() (webhookStats, error) {
 		}
 		return s.latency[k]
 	}
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)) //nolint:noctx // local
-	if err != nil {
-		return s, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		l := sc.Text()
-		sp := strings.LastIndexByte(l, ' ')
-		if sp < 0 || strings.HasPrefix(l, "#") {
-			continue
-		}
-		v, err := strconv.ParseFloat(l[sp+1:], 64)
-		if err != nil {
-			continue
-		}
-		series := l[:sp]
+	err := kwokenv.ScrapeMetrics(metricsPort, func(series string, v float64) {
 		switch {
 		case strings.HasPrefix(series, "tdb_eviction_decisions_total{"):
 			s.decisions[kwokenv.MetricLabel(series, "decision")+"/"+kwokenv.MetricLabel(series, "reason")] += v
@@ -773,9 +753,8 @@ func scrapeWebhook() (webhookStats, error) {
 				hist(series).buckets[f] += v
 			}
 		}
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return s, sc.Err()
+	})
+	return s, err
 }
 
 // report prints the table, the ratios and the verdicts, and returns the exit
@@ -847,7 +826,7 @@ func report(results []*result) int {
 		case r.exceeded():
 			ok = false
 			fmt.Printf("case %s: BUDGET EXCEEDED (%s): max unavailable %s, overall %d, zones at once %d\n",
-				r.c.id, r.c.bound, zoneList(r.maxPerZone), r.maxOverall, r.maxZones)
+				r.c.id, r.c.bound, kwokenv.ZoneList(r.maxPerZone), r.maxOverall, r.maxZones)
 		}
 		if len(r.failed) > 0 {
 			ok = false
@@ -886,26 +865,4 @@ func kindsF(m map[string]float64) string {
 		n[k] = int(v)
 	}
 	return kinds(n)
-}
-
-func zoneList(m map[string]int) string {
-	return fmt.Sprintf("a=%d b=%d c=%d", m["zone-a"], m["zone-b"], m["zone-c"])
-}
-
-func sum(m map[string]int) int {
-	s := 0
-	for _, v := range m {
-		s += v
-	}
-	return s
-}
-
-func indent(s, prefix string) string {
-	var b strings.Builder
-	for _, l := range strings.SplitAfter(s, "\n") {
-		if l != "" {
-			b.WriteString(prefix + l)
-		}
-	}
-	return b.String()
 }

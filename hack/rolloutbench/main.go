@@ -235,7 +235,7 @@ func run(ctx context.Context, name string, keep bool, only string, rounds int, t
 				fmt.Printf("   case %s did not complete: %v\n", bc.id, r.err)
 			} else {
 				fmt.Printf("   done in %s (pods %s): max unavailable %s, overall %d, zones at once %d; operator writes %d, evictions %d, 429s %d\n",
-					r.wall.Round(10*time.Millisecond), r.pods.Round(10*time.Millisecond), zoneList(r.maxPerZone), r.maxOverall, r.maxZones,
+					r.wall.Round(10*time.Millisecond), r.pods.Round(10*time.Millisecond), kwokenv.ZoneList(r.maxPerZone), r.maxOverall, r.maxZones,
 					int(r.operator.writes()), int(r.evictions()), int(r.operator.byCode("429")))
 			}
 			if !keep || round != rounds || i != len(selected)-1 {
@@ -339,9 +339,9 @@ func (e *benchEnv) runCase(ctx context.Context, bc benchCase, dir string) *resul
 	_ = os.WriteFile(filepath.Join(dir, "unavailable.txt"), []byte(timeline.String()), 0o644)
 	_ = os.WriteFile(filepath.Join(dir, "rollout-status.txt"), []byte(progress.String()), 0o644)
 	if e.verbose {
-		fmt.Printf("   unavailability timeline (t, per zone a/b/c):\n%s", indent(timeline.String(), "     "))
+		fmt.Printf("   unavailability timeline (t, per zone a/b/c):\n%s", kwokenv.Indent(timeline.String(), "     "))
 		if progress.Len() > 0 {
-			fmt.Printf("   rollout status timeline:\n%s", indent(progress.String(), "     "))
+			fmt.Printf("   rollout status timeline:\n%s", kwokenv.Indent(progress.String(), "     "))
 		}
 	}
 
@@ -656,8 +656,8 @@ func settled(ctx context.Context, k8s client.Client, w *kwokenv.Watcher, ns stri
 	if err != nil {
 		return err.Error(), "", false
 	}
-	if sum(u) > 0 {
-		return fmt.Sprintf("unavailable %s", zoneList(u)), "", false
+	if kwokenv.Sum(u) > 0 {
+		return fmt.Sprintf("unavailable %s", kwokenv.ZoneList(u)), "", false
 	}
 	var sts appsv1.StatefulSet
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: stsName}, &sts); err != nil {
@@ -730,7 +730,7 @@ func sample(ctx context.Context, w *kwokenv.Watcher, r *result, start time.Time,
 					evidence(time.Since(start), u)
 				}
 			}
-			r.maxOverall = max(r.maxOverall, sum(u))
+			r.maxOverall = max(r.maxOverall, kwokenv.Sum(u))
 			r.maxZones = max(r.maxZones, disrupted)
 			if cur := fmt.Sprintf("%d/%d/%d", u["zone-a"], u["zone-b"], u["zone-c"]); cur != last {
 				fmt.Fprintf(timeline, "%7.2fs  %s\n", time.Since(start).Seconds(), cur)
@@ -750,7 +750,7 @@ func sample(ctx context.Context, w *kwokenv.Watcher, r *result, start time.Time,
 // why.
 func writeEvidence(ctx context.Context, k8s client.Client, ns, path string, at time.Duration, u map[string]int) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "first sample over the bound at %.2fs: unavailable %s\n\npods:\n", at.Seconds(), zoneList(u))
+	fmt.Fprintf(&b, "first sample over the bound at %.2fs: unavailable %s\n\npods:\n", at.Seconds(), kwokenv.ZoneList(u))
 	zones, _ := podZones(ctx, k8s, ns)
 	var pods corev1.PodList
 	if err := k8s.List(ctx, &pods, client.InNamespace(ns)); err == nil {
@@ -855,26 +855,4 @@ func loadAverage() string {
 		return f[0]
 	}
 	return "?"
-}
-
-func zoneList(m map[string]int) string {
-	return fmt.Sprintf("a=%d b=%d c=%d", m["zone-a"], m["zone-b"], m["zone-c"])
-}
-
-func sum(m map[string]int) int {
-	s := 0
-	for _, v := range m {
-		s += v
-	}
-	return s
-}
-
-func indent(s, prefix string) string {
-	var b strings.Builder
-	for _, l := range strings.SplitAfter(s, "\n") {
-		if l != "" {
-			b.WriteString(prefix + l)
-		}
-	}
-	return b.String()
 }

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 
 	"k8s.io/client-go/kubernetes"
@@ -90,12 +87,7 @@ func minus(a, b map[string]float64) map[string]float64 {
 // scrapeOperator reads the operator's request and webhook counters.
 func scrapeOperator() (requestStats, error) {
 	s := requestStats{requests: map[string]float64{}, webhook: map[string]float64{}, rollout: map[string]float64{}, timings: map[string]float64{}}
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)) //nolint:noctx // local
-	if err != nil {
-		return s, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	err = eachSeries(resp.Body, func(series string, v float64) {
+	err := kwokenv.ScrapeMetrics(metricsPort, func(series string, v float64) {
 		switch {
 		case strings.HasPrefix(series, "rest_client_requests_total{"):
 			s.requests[kwokenv.MetricLabel(series, "method")+"/"+kwokenv.MetricLabel(series, "code")] += v
@@ -116,7 +108,6 @@ func scrapeOperator() (requestStats, error) {
 			}
 		}
 	})
-	_, _ = io.Copy(io.Discard, resp.Body)
 	return s, err
 }
 
@@ -128,32 +119,13 @@ func scrapeAPIServer(ctx context.Context, cs kubernetes.Interface) (map[string]f
 		return nil, err
 	}
 	out := map[string]float64{}
-	err = eachSeries(bytes.NewReader(raw), func(series string, v float64) {
+	err = kwokenv.EachSeries(bytes.NewReader(raw), func(series string, v float64) {
 		if strings.HasPrefix(series, "apiserver_request_total{") && kwokenv.MetricLabel(series, "subresource") == "eviction" &&
 			kwokenv.MetricLabel(series, "resource") == "pods" {
 			out[kwokenv.MetricLabel(series, "code")] += v
 		}
 	})
 	return out, err
-}
-
-// eachSeries calls f for every sample of a Prometheus text exposition.
-func eachSeries(r io.Reader, f func(series string, v float64)) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		l := sc.Text()
-		sp := strings.LastIndexByte(l, ' ')
-		if sp < 0 || strings.HasPrefix(l, "#") {
-			continue
-		}
-		v, err := strconv.ParseFloat(l[sp+1:], 64)
-		if err != nil {
-			continue
-		}
-		f(l[:sp], v)
-	}
-	return sc.Err()
 }
 
 func fileSize(path string) int64 {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
 // report prints the table, the ratios and the verdicts, and returns the exit
@@ -128,7 +130,7 @@ func report(results []*result) int {
 			fmt.Printf("round %d, case %s: ERROR: %v\n", r.round, r.c.id, r.err)
 		case r.exceeded():
 			ok = false
-			fmt.Printf("round %d, case %s: BUDGET EXCEEDED (%s): max unavailable %s, zones at once %d\n", r.round, r.c.id, r.c.bound, zoneList(r.maxPerZone), r.maxZones)
+			fmt.Printf("round %d, case %s: BUDGET EXCEEDED (%s): max unavailable %s, zones at once %d\n", r.round, r.c.id, r.c.bound, kwokenv.ZoneList(r.maxPerZone), r.maxZones)
 		}
 		if r.err == nil && r.moved > 0 {
 			ok = false

@@ -71,32 +71,12 @@ func countingServer(t *testing.T, objs []client.Object, writes *atomic.Int32) cl
 func TestQueuedGrantsAreWrittenTogether(t *testing.T) {
 	ctx := context.Background()
 	var writes atomic.Int32
-	objs := append(zonePods(10), zoneNode(), zoneBudget(10, 3))
-	server := countingServer(t, objs, &writes)
-	h := newHandler(t, server, server)
-
-	pods := make([]*corev1.Pod, 10)
-	for i := range pods {
-		pods[i] = &corev1.Pod{}
-		if err := server.Get(ctx, client.ObjectKey{Namespace: "ns", Name: fmt.Sprintf("web-%d", i)}, pods[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	covering, err := h.covering(ctx, pods[0])
-	if err != nil || len(covering) != 1 {
-		t.Fatalf("covering = %v, %v; want one budget", covering, err)
-	}
-	c := covering[0]
-	c.entry = h.ledger.entry(types.NamespacedName{Namespace: "ns", Name: "b"})
-	now := h.Clock.Now()
-	// Nine requests queued while another held the lock...
-	queued := make([]*grant, 9)
-	for i := range queued {
-		queued[i] = &grant{pod: pods[i], domain: "zone-a", now: now, seen: c.tdb}
-		c.entry.enqueue(queued[i])
-	}
-	// ...and the tenth, which takes the lock and writes for all of them.
-	d, err := h.grant(ctx, c, pods[9], now)
+	server := countingServer(t, append(zonePods(10), zoneNode(), zoneBudget(10, 3)), &writes)
+	// Nine requests queued while another held the lock, and the tenth,
+	// which takes the lock and writes for all of them.
+	f := newGroupFixture(t, server, 10)
+	h, queued := f.h, f.queued
+	d, err := h.grant(ctx, f.c, f.last, h.Clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

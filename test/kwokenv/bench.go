@@ -1,10 +1,13 @@
 package kwokenv
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -98,4 +101,62 @@ func MetricLabel(series, name string) string {
 		return rest[:j]
 	}
 	return rest
+}
+
+// ScrapeMetrics reads the Prometheus text exposition served on the local
+// port's /metrics and calls f for every sample.
+func ScrapeMetrics(port int, f func(series string, v float64)) error {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port)) //nolint:noctx // local
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	err = EachSeries(resp.Body, f)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return err
+}
+
+// EachSeries calls f for every sample of a Prometheus text exposition: the
+// series (name and labels) and its value.
+func EachSeries(r io.Reader, f func(series string, v float64)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		sp := strings.LastIndexByte(l, ' ')
+		if sp < 0 || strings.HasPrefix(l, "#") {
+			continue
+		}
+		v, err := strconv.ParseFloat(l[sp+1:], 64)
+		if err != nil {
+			continue
+		}
+		f(l[:sp], v)
+	}
+	return sc.Err()
+}
+
+// ZoneList formats per-zone counts of the three-zone cluster.
+func ZoneList(m map[string]int) string {
+	return fmt.Sprintf("a=%d b=%d c=%d", m["zone-a"], m["zone-b"], m["zone-c"])
+}
+
+// Sum adds the counts.
+func Sum(m map[string]int) int {
+	s := 0
+	for _, v := range m {
+		s += v
+	}
+	return s
+}
+
+// Indent prefixes every line of s.
+func Indent(s, prefix string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if l != "" {
+			b.WriteString(prefix + l)
+		}
+	}
+	return b.String()
 }
