@@ -2,6 +2,7 @@ package budget
 
 import (
 	"sort"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -55,6 +56,12 @@ type ownerPods struct {
 	scheduled map[string]int32
 	total     int32
 	records   []policyv1alpha1.DisruptedPod
+	// goneDomains are the domains of the controller's pods whose node is
+	// gone ("" when unknown): each is a missing pod of that domain.
+	goneDomains []string
+	// unscheduled are the creation times of the controller's pods that
+	// exist but have no node yet.
+	unscheduled []time.Time
 }
 
 const (
@@ -81,6 +88,8 @@ func attributeMissing(placed placement, gone []policyv1alpha1.DisruptedPod, owne
 	for i := range placed.pods {
 		pp := &placed.pods[i]
 		if pp.controller == "" {
+			// A pod without a controller counts where it runs; on a node
+			// that is gone it is gone, and nothing replaces it.
 			if pp.kind == inDomain {
 				att.expected[pp.domain]++
 			}
@@ -102,6 +111,11 @@ func attributeMissing(placed placement, gone []policyv1alpha1.DisruptedPod, owne
 		case noDomain:
 			op.scheduled[noDomainKey]++
 		case unscheduled:
+			op.unscheduled = append(op.unscheduled, pp.pod.CreationTimestamp.Time)
+			continue
+		case nodeGone:
+			// It runs nowhere: its controller misses it, in its domain.
+			op.goneDomains = append(op.goneDomains, pp.domain)
 			continue
 		}
 		op.total++
@@ -111,7 +125,7 @@ func attributeMissing(placed placement, gone []policyv1alpha1.DisruptedPod, owne
 	placedNames := map[types.UID]map[string]bool{}
 	for i := range placed.pods {
 		pp := &placed.pods[i]
-		if pp.controller == "" || pp.kind == unscheduled {
+		if pp.controller == "" || pp.kind == unscheduled || pp.kind == nodeGone {
 			continue
 		}
 		if placedNames[pp.controller] == nil {
@@ -155,17 +169,27 @@ func (att *attribution) addOwner(op *ownerPods) {
 	if missing < 0 {
 		missing = 0
 	}
-	// Rule 1: records explain missing pods, in their domains.
-	explained := min(missing, int32(len(op.records)))
-	if explained > 0 {
+	// Pods on a node that is gone are missing pods of a known domain (or
+	// of every domain, when it is unknown, like any unexplained one).
+	explained := int32(0)
+	for _, d := range op.goneDomains {
+		if d != "" && explained < missing {
+			att.expected[d]++
+			explained++
+		}
+	}
+	// Rule 1: records explain the other missing pods, in their domains.
+	records, open := explainingRecords(op.records, op.unscheduled, missing-explained)
+	if n := min(open, int32(len(records))); n > 0 {
 		perDomain := map[string]int32{}
-		for _, r := range op.records {
+		for _, r := range records {
 			perDomain[r.Domain]++
 		}
-		for d, n := range perDomain {
-			att.expected[d] += min(n, missing)
+		for d, k := range perDomain {
+			att.expected[d] += min(k, open)
 		}
-		att.keptRecords = append(att.keptRecords, op.records...)
+		explained += n
+		att.keptRecords = append(att.keptRecords, records...)
 	}
 	rest := missing - explained
 
@@ -190,3 +214,57 @@ func (att *attribution) addOwner(op *ownerPods) {
 }
 
 func isDomainKey(d string) bool { return d != uncoveredKey && d != noDomainKey }
+
+// explainingRecords returns the records of one controller that can still
+// explain one of its missing pods, and how many missing pods records may
+// explain at all. Records are bounded, losslessly for the arithmetic, which
+// only ever uses min(records of a domain, missing):
+//   - an unscheduled pod created before a grant was already missing then:
+//     it is not that eviction's replacement, so a record explains only
+//     missing pods beyond the unscheduled ones older than it (a replica
+//     stuck Pending does not keep every later record alive);
+//   - per domain, no more records are kept than missing pods they may
+//     explain; the newest are kept (grant times are kept to the second, so
+//     which of several records is done cannot be told, and each domain
+//     keeps as many as could be its own).
+//
+// The unscheduled pods older than every kept record are not explained by
+// any: they count against every domain, as any missing pod of unknown place.
+func explainingRecords(records []policyv1alpha1.DisruptedPod, unscheduled []time.Time, missing int32) ([]policyv1alpha1.DisruptedPod, int32) {
+	if missing <= 0 || len(records) == 0 {
+		return nil, 0
+	}
+	olderThan := func(t time.Time) int32 {
+		n := int32(0)
+		for _, c := range unscheduled {
+			// A pod of unknown age may be the replacement.
+			if !c.IsZero() && c.Before(t.Truncate(time.Second)) {
+				n++
+			}
+		}
+		return n
+	}
+	sorted := append([]policyv1alpha1.DisruptedPod(nil), records...)
+	sort.Slice(sorted, func(i, j int) bool {
+		if !sorted[i].Time.Equal(&sorted[j].Time) {
+			return sorted[j].Time.Before(&sorted[i].Time)
+		}
+		return sorted[i].Name < sorted[j].Name
+	})
+	var kept []policyv1alpha1.DisruptedPod
+	perDomain := map[string]int32{}
+	oldest := time.Time{}
+	for _, r := range sorted {
+		capacity := missing - olderThan(r.Time.Time)
+		if capacity <= 0 || perDomain[r.Domain] >= capacity {
+			continue
+		}
+		perDomain[r.Domain]++
+		kept = append(kept, r)
+		oldest = r.Time.Time
+	}
+	if len(kept) == 0 {
+		return nil, 0
+	}
+	return kept, missing - olderThan(oldest)
+}

@@ -21,10 +21,17 @@ import (
 const AllDomain = "all"
 
 // DefaultRecordTimeout bounds how long an eviction record protects a pod that
-// is still running and not being deleted: after it, the record is taken for a
-// phantom (something after the webhook refused the eviction) and dropped. It
-// matches the policy/v1 disruption controller's DeletionTimeout.
-const DefaultRecordTimeout = 2 * time.Minute
+// is still running and not being deleted: after it, the pod is read live and,
+// if it is still running, not being deleted and the same pod, the record is
+// taken for a phantom (something after the webhook refused the eviction) and
+// dropped. Core deletes an evicted pod within about 10 s of admitting the
+// eviction (its own PodDisruptionBudget retry loop is at most 10 s), so 20 s
+// leaves a margin without holding a domain's allowance for long.
+const DefaultRecordTimeout = 20 * time.Second
+
+// MinRecordTimeout is the shortest record timeout the manager accepts: below
+// it a record could be dropped while core is still deleting its pod.
+const MinRecordTimeout = 15 * time.Second
 
 // Owner is the scale-bearing controller of a group of pods, as resolved by the
 // caller from a pod's controllerRef (a ReplicaSet owned by a Deployment
@@ -58,6 +65,38 @@ type Input struct {
 	Now time.Time
 	// RecordTimeout overrides DefaultRecordTimeout when positive.
 	RecordTimeout time.Duration
+	// RecordSeen holds when the computing process first saw each record. A
+	// record's age is measured from it, on the clock of the process that
+	// expires it, never from the grant time another replica's clock wrote;
+	// a record missing from the map is first seen now. Nil: ages are
+	// measured from the grant time (clamped to now).
+	RecordSeen map[RecordKey]time.Time
+	// ConfirmExpiry, when true, keeps a record past its timeout until the
+	// caller has confirmed with a live read that its pod is still running,
+	// not being deleted and the same pod (Phantoms); such records are
+	// returned in Result.Unconfirmed. When false they are dropped at once.
+	ConfirmExpiry bool
+	// Phantoms are the records past their timeout whose pod the caller read
+	// live and found running, not being deleting and the same pod.
+	Phantoms map[RecordKey]bool
+	// GoneNodes, when set, returns the last labels of a node that was
+	// deleted (false when the node is unknown): a pod bound to it runs
+	// nowhere and counts as gone, in the domain it was in.
+	GoneNodes func(name string) (map[string]string, bool)
+}
+
+// RecordKey identifies one grant: a record renewed by a later grant is a new
+// one.
+type RecordKey struct {
+	Name string
+	UID  types.UID
+	// Unix is the grant time in seconds, as status keeps it.
+	Unix int64
+}
+
+// KeyOf returns the key of a record.
+func KeyOf(r policyv1alpha1.DisruptedPod) RecordKey {
+	return RecordKey{Name: r.Name, UID: r.UID, Unix: r.Time.Unix()}
 }
 
 // DomainIssue names a covered pod whose domain cannot be told.
@@ -82,6 +121,9 @@ type Result struct {
 	DisruptedPods []policyv1alpha1.DisruptedPod
 	// ExpiredRecords were dropped because their pod kept running.
 	ExpiredRecords []ExpiredRecord
+	// Unconfirmed are records past their timeout, kept until a live read of
+	// their pod confirms it still runs (see Input.ConfirmExpiry).
+	Unconfirmed []policyv1alpha1.DisruptedPod
 	// DomainIssues are covered pods whose node has no topologyKey label or
 	// is unknown; while there are any, nothing is allowed.
 	DomainIssues []DomainIssue
@@ -124,6 +166,10 @@ func Compute(in Input) Result {
 		return Result{Err: err}
 	}
 	cov, err := newCoverage(in.Budget, in.Nodes)
+	if err == nil {
+		cov.goneNodes = in.GoneNodes
+		cov.records = in.Budget.Status.DisruptedPods
+	}
 	if err != nil {
 		return Result{Err: err}
 	}
@@ -137,8 +183,11 @@ func Compute(in Input) Result {
 	res.DomainIssues = placed.issues
 	res.UnmanagedPods = placed.unmanaged
 
-	records := keepRecords(in.Budget.Status.DisruptedPods, placed.named(in.Budget.Status.DisruptedPods), in.Now, timeout)
+	records := keepRecords(in.Budget.Status.DisruptedPods, placed.named(in.Budget.Status.DisruptedPods), expiryRule{
+		now: in.Now, timeout: timeout, seen: in.RecordSeen, confirm: in.ConfirmExpiry, phantoms: in.Phantoms,
+	})
 	res.ExpiredRecords = records.expired
+	res.Unconfirmed = records.unconfirmed
 	res.RecheckAt = records.recheckAt
 
 	scaleBased := usesScale(spec)

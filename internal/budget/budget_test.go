@@ -68,7 +68,7 @@ func policyV1(spec policyv1alpha1.TopologyDisruptionBudgetSpec, pods []*corev1.P
 		if p.DeletionTimestamp != nil {
 			continue
 		}
-		if t, ok := disrupted[p.Name]; ok && t.Add(DefaultRecordTimeout).After(now) {
+		if t, ok := disrupted[p.Name]; ok && t.Add(testRecordTimeout).After(now) {
 			continue
 		}
 		if isReady(p) {

@@ -287,13 +287,19 @@ func (w world) input() Input {
 		os = owners(w.owners...)
 	}
 	return Input{
-		Budget: w.tdb.obj(),
-		Pods:   pods(w.pods...),
-		Nodes:  nodeLookup(w.nodes...),
-		Owners: os,
-		Now:    now,
+		Budget:        w.tdb.obj(),
+		Pods:          pods(w.pods...),
+		Nodes:         nodeLookup(w.nodes...),
+		Owners:        os,
+		Now:           now,
+		RecordTimeout: testRecordTimeout,
 	}
 }
+
+// testRecordTimeout is the record timeout of the table tests, whose records
+// are minutes old: policy/v1's DeletionTimeout, the default before grants
+// were confirmed early.
+const testRecordTimeout = 2 * time.Minute
 
 // summary is what a user reads in status after a Compute, plus the
 // problems the controller reports.

@@ -1,7 +1,9 @@
 package budget
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,8 +25,12 @@ const (
 	uncovered
 	// unscheduled: the pod has no node yet; its owner counts it missing.
 	unscheduled
-	// noDomain: the pod's node is unknown or lacks the topologyKey label.
+	// noDomain: the pod's node exists but lacks the topologyKey label.
 	noDomain
+	// nodeGone: the pod's node object is gone (or was never seen): the pod
+	// runs nowhere and counts as gone, in the domain it was in when that
+	// is known (domain "" when not).
+	nodeGone
 )
 
 // placedPod is a selected, non-terminal pod and where it stands.
@@ -53,6 +59,11 @@ type coverage struct {
 	nameFilters []nameFilter
 	topologyKey string
 	nodes       func(string) *corev1.Node
+	// goneNodes returns the last labels of a deleted node (nil: none known).
+	goneNodes func(string) (map[string]string, bool)
+	// records are the budget's eviction records: they tell the domain of a
+	// pod whose node is gone.
+	records []policyv1alpha1.DisruptedPod
 	// nodeCache memoises a node's placement; many pods share a node.
 	nodeCache map[string]nodePlace
 }
@@ -170,7 +181,25 @@ func (c *coverage) placeOnNode(nodeName string) nodePlace {
 func (c *coverage) evaluateNode(nodeName string) nodePlace {
 	node := c.nodes(nodeName)
 	if node == nil {
-		return nodePlace{kind: noDomain, reason: "node not found"}
+		// The node is gone (autoscaler scale-down, node replacement) or
+		// not seen: its pods run nowhere. Its last labels, when known, tell
+		// whether it was covered and in which domain.
+		if c.goneNodes != nil {
+			if last, ok := c.goneNodes(nodeName); ok {
+				n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName, Labels: last}}
+				if !c.coversNode(n) {
+					return nodePlace{kind: uncovered}
+				}
+				if c.topologyKey == "" {
+					return nodePlace{kind: nodeGone, domain: AllDomain}
+				}
+				return nodePlace{kind: nodeGone, domain: last[c.topologyKey]}
+			}
+		}
+		if c.topologyKey == "" {
+			return nodePlace{kind: nodeGone, domain: AllDomain}
+		}
+		return nodePlace{kind: nodeGone}
 	}
 	if !c.coversNode(node) {
 		return nodePlace{kind: uncovered}
@@ -201,8 +230,11 @@ func (c *coverage) place(pods []*corev1.Pod) placement {
 		if pod.Spec.NodeName != "" || c.singleDomain() {
 			np := c.placeOnNode(pod.Spec.NodeName)
 			pp.kind, pp.domain = np.kind, np.domain
-			if np.kind == noDomain {
+			switch np.kind {
+			case noDomain:
 				out.issues = append(out.issues, DomainIssue{Pod: pod.Name, Node: pod.Spec.NodeName, Reason: np.reason})
+			case nodeGone:
+				pp.domain = c.goneDomain(pod, np.domain)
 			}
 		}
 		if pp.controller == "" && pp.kind == inDomain {
@@ -211,6 +243,28 @@ func (c *coverage) place(pods []*corev1.Pod) placement {
 		out.pods = append(out.pods, pp)
 	}
 	return out
+}
+
+// podTopologyLabels are the node labels the API server copies onto bound
+// pods (PodTopologyLabels): for them a pod tells its own domain.
+var podTopologyLabels = map[string]bool{corev1.LabelTopologyZone: true, corev1.LabelTopologyRegion: true}
+
+// goneDomain is the domain of a pod whose node is gone: its eviction
+// record's, else its own topology label's, else the node's last label
+// (lastLabel), else "" (unknown: its controller's missing pod then counts
+// against every domain).
+func (c *coverage) goneDomain(pod *corev1.Pod, lastLabel string) string {
+	for _, r := range c.records {
+		if r.Name == pod.Name && (r.UID == "" || r.UID == pod.UID) && r.Domain != "" {
+			return r.Domain
+		}
+	}
+	if podTopologyLabels[c.topologyKey] {
+		if d := pod.Labels[c.topologyKey]; d != "" {
+			return d
+		}
+	}
+	return lastLabel
 }
 
 // named returns, by name, the placed pods that the records name. Only the
@@ -235,11 +289,35 @@ func (p *placement) named(records []policyv1alpha1.DisruptedPod) map[string]*pla
 // DomainOf tells whether the budget covers the pod and, if so, its domain.
 // A covered pod whose domain cannot be told yields an error; an unscheduled
 // pod is covered with domain "".
+//
+// A spec that cannot be evaluated (the API server should have refused it)
+// covers only the pods it could select: a pod that its selector, read as
+// written, clearly does not select is not covered, as policy/v1 ignores a
+// PDB whose selector does not parse; any other pod of its namespace is
+// covered with the error, so that the budget refuses it rather than let it
+// go unchecked.
 func DomainOf(tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, nodes func(string) *corev1.Node) (covered bool, domain string, err error) {
+	return Locate(tdb, pod, nodes, nil)
+}
+
+// Locate is DomainOf for a caller that also knows the last labels of
+// deleted nodes (gone): a pod on a node that is gone is covered in the
+// domain it was in (see goneDomain), and covered with domain "" and
+// ErrNodeGone when that cannot be told.
+func Locate(tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, nodes func(string) *corev1.Node, gone func(string) (map[string]string, bool)) (covered bool, domain string, err error) {
+	if pod.Namespace != tdb.Namespace {
+		return false, "", nil
+	}
 	c, err := newCoverage(tdb, nodes)
 	if err != nil {
-		return false, "", err
+		// err says the budget is broken; covered says whether that is the
+		// pod's concern.
+		if tdb.Spec.Selector == nil || !mightSelect(tdb.Spec.Selector, pod.Labels) {
+			return false, "", err
+		}
+		return true, "", err
 	}
+	c.goneNodes, c.records = gone, tdb.Status.DisruptedPods
 	if !c.selects(pod) {
 		return false, "", nil
 	}
@@ -252,8 +330,50 @@ func DomainOf(tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, nod
 		return false, "", nil
 	case noDomain:
 		return true, "", fmt.Errorf("pod %s/%s on node %q: %s", pod.Namespace, pod.Name, pod.Spec.NodeName, p.reason)
+	case nodeGone:
+		if d := c.goneDomain(pod, p.domain); d != "" {
+			return true, d, nil
+		}
+		return true, "", fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, ErrNodeGone)
 	}
 	return true, p.domain, nil
+}
+
+// ErrNodeGone says a pod's node is gone and its domain cannot be told.
+var ErrNodeGone = errors.New("the pod's node is gone and its domain is unknown (no eviction record, no topology label on the pod, no last labels of the node)")
+
+// mightSelect evaluates a selector that does not parse as written, with
+// plain string comparisons: false means it selects no pod with these labels
+// whatever the invalid parts mean (its requirements are ANDed and one that
+// can be read fails); true means it might.
+func mightSelect(sel *metav1.LabelSelector, podLabels map[string]string) bool {
+	for k, v := range sel.MatchLabels {
+		if got, ok := podLabels[k]; !ok || got != v {
+			return false
+		}
+	}
+	for _, e := range sel.MatchExpressions {
+		got, has := podLabels[e.Key]
+		switch e.Operator {
+		case metav1.LabelSelectorOpIn:
+			if !has || !slices.Contains(e.Values, got) {
+				return false
+			}
+		case metav1.LabelSelectorOpNotIn:
+			if has && slices.Contains(e.Values, got) {
+				return false
+			}
+		case metav1.LabelSelectorOpExists:
+			if !has {
+				return false
+			}
+		case metav1.LabelSelectorOpDoesNotExist:
+			if has {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func isTerminal(pod *corev1.Pod) bool {

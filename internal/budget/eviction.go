@@ -44,6 +44,19 @@ const (
 	DecisionContended = "Contended"
 	// DecisionTooManyRecords: status.disruptedPods is full.
 	DecisionTooManyRecords = "TooManyRecords"
+	// DecisionPodDisruptionBudget: a policy/v1 PodDisruptionBudget covering
+	// the pod refuses it now, so core would refuse the eviction after this
+	// webhook: it is refused without a charge.
+	DecisionPodDisruptionBudget = "PodDisruptionBudget"
+	// DecisionPreconditionFailed: the Eviction's UID or resourceVersion
+	// precondition does not match the pod; the API server would answer 409.
+	DecisionPreconditionFailed = "PreconditionFailed"
+	// DecisionNodeGone: the pod's node object is gone and its domain cannot
+	// be told from its record, its topology label or the node's last labels.
+	DecisionNodeGone = "NodeGone"
+	// DecisionNotEnforced: the budget is in the operator's own namespace,
+	// whose evictions the webhook does not decide.
+	DecisionNotEnforced = "NotEnforced"
 )
 
 // EvictionRequest is one eviction to decide against one budget.
@@ -95,21 +108,29 @@ func DecideEviction(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRe
 		return refuse(DecisionUnknownDomain, "topology disruption budget %s: domain %q of pod %s is not in the budget's status yet; retry shortly",
 			name, req.Domain, pod.Name)
 	}
-	if findRecord(st.DisruptedPods, pod) >= 0 {
+	if i := findRecord(st.DisruptedPods, pod); i >= 0 {
 		// Granted before (a retry after a later admission step refused it):
 		// the record already keeps the pod from counting as healthy, so it
-		// is not charged twice. The record keeps its grant time, so that it
-		// expires if the pod is never deleted.
-		return Decision{Allowed: true, Reason: DecisionAlreadyRecorded}
+		// is not charged twice. The record is renewed to this attempt, in a
+		// conditional write: the status controller's removal of the record
+		// (it found no deletion after the grant) and this renewal cannot
+		// both succeed, so the pod is never let go while counted healthy.
+		return Decision{Allowed: true, Reason: DecisionAlreadyRecorded, Status: renew(tdb, i, req)}
 	}
 	if !IsHealthy(pod) {
-		if tdb.Spec.UnhealthyPodEvictionPolicy == policyv1alpha1.AlwaysAllow {
-			return Decision{Allowed: true, Reason: DecisionUnhealthyPod}
-		}
-		// IfHealthyBudget, as policy/v1: a not-Ready pod may go while its
-		// domain is not disrupted; otherwise it needs an allowance like any.
-		if row.CurrentHealthy >= row.DesiredHealthy && row.DesiredHealthy > 0 {
-			return Decision{Allowed: true, Reason: DecisionUnhealthyPod}
+		// A not-Ready pod goes without a charge under AlwaysAllow, or under
+		// IfHealthyBudget (as policy/v1) while its domain is not disrupted;
+		// otherwise it needs an allowance like any. An uncharged eviction is
+		// still recorded, without touching the numbers: should the pod turn
+		// Ready before it is deleted it does not count as healthy, and once
+		// it is gone its replacement is expected in its own domain.
+		if tdb.Spec.UnhealthyPodEvictionPolicy == policyv1alpha1.AlwaysAllow ||
+			(row.CurrentHealthy >= row.DesiredHealthy && row.DesiredHealthy > 0) {
+			if len(st.DisruptedPods) >= MaxDisruptedPods {
+				return refuse(DecisionTooManyRecords, "topology disruption budget %s: %d evictions are still being accounted for; retry shortly",
+					name, len(st.DisruptedPods))
+			}
+			return Decision{Allowed: true, Reason: DecisionUnhealthyPod, Status: addRecord(tdb, req)}
 		}
 	}
 	where := describeDomain(tdb, req.Domain)
@@ -136,27 +157,7 @@ func DecideEviction(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRe
 // maxDisruptedDomains. Allowances only go down here; only the status
 // controller raises them.
 func charge(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) *policyv1alpha1.TopologyDisruptionBudgetStatus {
-	next := tdb.Status.DeepCopy()
-	rec := policyv1alpha1.DisruptedPod{
-		Name:   req.Pod.Name,
-		UID:    req.Pod.UID,
-		Domain: req.Domain,
-		Time:   metav1.NewTime(req.Now),
-	}
-	if ref := metav1.GetControllerOf(req.Pod); ref != nil {
-		rec.ControllerUID = ref.UID
-	}
-	// A record of an earlier pod with the same name (a StatefulSet
-	// replacement now exists) has done its job; names key the list.
-	kept := next.DisruptedPods[:0]
-	for _, r := range next.DisruptedPods {
-		if r.Name != rec.Name {
-			kept = append(kept, r)
-		}
-	}
-	next.DisruptedPods = append(kept, rec)
-	sort.Slice(next.DisruptedPods, func(i, j int) bool { return next.DisruptedPods[i].Name < next.DisruptedPods[j].Name })
-
+	next := addRecord(tdb, req)
 	row := findDomain(next.Domains, req.Domain)
 	if IsHealthy(req.Pod) {
 		// A pod that is not Ready was never counted healthy; the record
@@ -171,6 +172,46 @@ func charge(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) *
 		next.DisruptionsAllowed += d.DisruptionsAllowed
 	}
 	apimeta.SetStatusCondition(&next.Conditions, DisruptionCondition(next.Domains, "", "", next.ObservedGeneration, req.Now))
+	return next
+}
+
+// addRecord returns the status with a record of req's eviction added and
+// the numbers unchanged.
+func addRecord(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) *policyv1alpha1.TopologyDisruptionBudgetStatus {
+	next := tdb.Status.DeepCopy()
+	rec := policyv1alpha1.DisruptedPod{
+		Name:   req.Pod.Name,
+		UID:    req.Pod.UID,
+		Domain: req.Domain,
+		Time:   metav1.NewTime(req.Now),
+	}
+	if ref := metav1.GetControllerOfNoCopy(req.Pod); ref != nil {
+		rec.ControllerUID = ref.UID
+	}
+	// A record of an earlier pod with the same name (a StatefulSet
+	// replacement now exists) has done its job; names key the list.
+	kept := next.DisruptedPods[:0]
+	for _, r := range next.DisruptedPods {
+		if r.Name != rec.Name {
+			kept = append(kept, r)
+		}
+	}
+	next.DisruptedPods = append(kept, rec)
+	sort.Slice(next.DisruptedPods, func(i, j int) bool { return next.DisruptedPods[i].Name < next.DisruptedPods[j].Name })
+	return next
+}
+
+// renew returns the status with record i's grant time moved to req.Now, or
+// nil when it already holds that time (to the second, as it is stored).
+func renew(tdb *policyv1alpha1.TopologyDisruptionBudget, i int, req EvictionRequest) *policyv1alpha1.TopologyDisruptionBudgetStatus {
+	if tdb.Status.DisruptedPods[i].Time.Time.Truncate(time.Second).Equal(req.Now.Truncate(time.Second)) {
+		return nil
+	}
+	next := tdb.Status.DeepCopy()
+	next.DisruptedPods[i].Time = metav1.NewTime(req.Now)
+	if next.DisruptedPods[i].UID == "" {
+		next.DisruptedPods[i].UID = req.Pod.UID
+	}
 	return next
 }
 

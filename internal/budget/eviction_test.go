@@ -34,6 +34,13 @@ func chargedStatus() *policyv1alpha1.TopologyDisruptionBudgetStatus {
 	return &st
 }
 
+// withRecords is b's status with records set and nothing else changed.
+func withRecords(b *tdbBuilder, recs ...policyv1alpha1.DisruptedPod) *policyv1alpha1.TopologyDisruptionBudgetStatus {
+	st := b.obj().Status
+	st.DisruptedPods = recs
+	return &st
+}
+
 // TestDecideEviction: one eviction against one budget's status.
 func TestDecideEviction(t *testing.T) {
 	const rs = types.UID("rs")
@@ -108,12 +115,17 @@ func TestDecideEviction(t *testing.T) {
 				Message: "topology disruption budget ns/web: 2000 evictions are still being accounted for; retry shortly"}},
 
 		// Not-Ready pods.
-		{name: "IfHealthyBudget: a not-Ready pod of a domain within its budget passes uncharged",
+		// An uncharged eviction is recorded with the numbers unchanged: the
+		// pod cannot turn Ready and count again before it goes, and its
+		// replacement is expected in its own domain.
+		{name: "IfHealthyBudget: a not-Ready pod of a domain within its budget passes uncharged, recorded",
 			budget: evictionBudget().unhealthyPolicy(policyv1alpha1.IfHealthyBudget), pod: podA().notReady(), domain: "zone-a",
-			want: Decision{Allowed: true, Reason: DecisionUnhealthyPod}},
+			want: Decision{Allowed: true, Reason: DecisionUnhealthyPod, Status: withRecords(evictionBudget().unhealthyPolicy(policyv1alpha1.IfHealthyBudget),
+				policyv1alpha1.DisruptedPod{Name: "a-0", UID: "uid-a-0", Domain: "zone-a", ControllerUID: rs, Time: metav1.NewTime(t0)})}},
 		{name: "IfHealthyBudget is the default",
 			budget: evictionBudget(), pod: podA().notReady(), domain: "zone-a",
-			want: Decision{Allowed: true, Reason: DecisionUnhealthyPod}},
+			want: Decision{Allowed: true, Reason: DecisionUnhealthyPod, Status: withRecords(evictionBudget(),
+				policyv1alpha1.DisruptedPod{Name: "a-0", UID: "uid-a-0", Domain: "zone-a", ControllerUID: rs, Time: metav1.NewTime(t0)})}},
 		{name: "IfHealthyBudget: a not-Ready pod of a domain below its budget needs an allowance",
 			budget: evictionBudget().status(row("zone-a", 8, 6, 7, 0), row("zone-b", 8, 8, 7, 1)),
 			pod:    podA().notReady(), domain: "zone-a",
@@ -130,18 +142,29 @@ func TestDecideEviction(t *testing.T) {
 					{Name: "a-0", UID: "uid-a-0", Domain: "zone-a", ControllerUID: rs, Time: metav1.NewTime(t0)}}
 				return &st
 			}()}},
-		{name: "AlwaysAllow: a not-Ready pod passes whatever the budget",
+		{name: "AlwaysAllow: a not-Ready pod passes whatever the budget, recorded",
 			budget: evictionBudget().unhealthyPolicy(policyv1alpha1.AlwaysAllow).status(row("zone-a", 8, 6, 7, 0)),
 			pod:    podA().notReady(), domain: "zone-a",
-			want: Decision{Allowed: true, Reason: DecisionUnhealthyPod}},
+			want: Decision{Allowed: true, Reason: DecisionUnhealthyPod, Status: withRecords(
+				evictionBudget().unhealthyPolicy(policyv1alpha1.AlwaysAllow).status(row("zone-a", 8, 6, 7, 0)),
+				policyv1alpha1.DisruptedPod{Name: "a-0", UID: "uid-a-0", Domain: "zone-a", ControllerUID: rs, Time: metav1.NewTime(t0)})}},
+		{name: "a not-Ready pod is not recorded past the record limit",
+			budget: evictionBudget().records(records2000...), pod: podA().notReady(), domain: "zone-a",
+			want: Decision{Reason: DecisionTooManyRecords,
+				Message: "topology disruption budget ns/web: 2000 evictions are still being accounted for; retry shortly"}},
 		{name: "AlwaysAllow: a Ready pod still needs an allowance",
 			budget: evictionBudget().unhealthyPolicy(policyv1alpha1.AlwaysAllow), pod: podA(), domain: "zone-a",
 			want: Decision{Reason: DecisionInsufficientPods,
 				Message: "topology disruption budget ns/web: domain zone-a (topology.kubernetes.io/zone) has 7 healthy pods, needs 7; 0 disruptions allowed"}},
 
 		// Records.
-		{name: "already recorded: allowed again without a second charge or any write; the record keeps its grant time",
+		// A retry renews the record in a conditional write, so that the
+		// status controller's removal of it cannot pass unnoticed.
+		{name: "already recorded: allowed again without a second charge; the record is renewed to this attempt",
 			budget: evictionBudget().records(record("a-0", "zone-a", rs, at(-time.Minute))), pod: podA(), domain: "zone-a",
+			want: Decision{Allowed: true, Reason: DecisionAlreadyRecorded, Status: withRecords(evictionBudget(), record("a-0", "zone-a", rs, t0))}},
+		{name: "already recorded in this second: nothing to write",
+			budget: evictionBudget().records(record("a-0", "zone-a", rs, t0)), pod: podA(), domain: "zone-a",
 			want: Decision{Allowed: true, Reason: DecisionAlreadyRecorded}},
 		{name: "a record of an earlier pod of the same name is replaced by the new charge",
 			budget: evictionBudget().records(func() policyv1alpha1.DisruptedPod {

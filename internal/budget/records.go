@@ -29,27 +29,63 @@ type recordSet struct {
 	// keptGone are the gone records still explaining a missing pod.
 	keptGone []policyv1alpha1.DisruptedPod
 
-	expired   []ExpiredRecord
-	recheckAt *time.Time
+	expired     []ExpiredRecord
+	unconfirmed []policyv1alpha1.DisruptedPod
+	recheckAt   *time.Time
+}
+
+// expiryRule says when a record of a running pod expires.
+type expiryRule struct {
+	now     time.Time
+	timeout time.Duration
+	// seen: first-seen times (nil: the grant time, clamped to now).
+	seen     map[RecordKey]time.Time
+	confirm  bool
+	phantoms map[RecordKey]bool
+}
+
+// since is when the record's age started: when this process first saw it,
+// or its grant time when no first-seen times are kept; never in the future,
+// so a record written by a replica whose clock runs ahead does not live
+// longer than the timeout, nor one whose clock lags die at once.
+func (e expiryRule) since(r policyv1alpha1.DisruptedPod) time.Time {
+	t := r.Time.Time
+	if e.seen != nil {
+		t = e.now
+		if s, ok := e.seen[KeyOf(r)]; ok {
+			t = s
+		}
+	}
+	if t.After(e.now) {
+		return e.now
+	}
+	return t
 }
 
 // keepRecords classifies records against the pods that exist now.
-func keepRecords(records []policyv1alpha1.DisruptedPod, pods map[string]*placedPod, now time.Time, timeout time.Duration) *recordSet {
+func keepRecords(records []policyv1alpha1.DisruptedPod, pods map[string]*placedPod, rule expiryRule) *recordSet {
 	rs := &recordSet{}
+	now := rule.now
 	for _, r := range records {
 		pp, ok := pods[r.Name]
 		if !ok || (r.UID != "" && pp.pod.UID != r.UID) {
 			rs.gone = append(rs.gone, r)
 			continue
 		}
-		if pp.pod.DeletionTimestamp != nil {
+		if pp.pod.DeletionTimestamp != nil || pp.kind == nodeGone {
 			rs.deleting = append(rs.deleting, r)
 			continue
 		}
-		expiry := r.Time.Add(timeout)
+		expiry := rule.since(r).Add(rule.timeout)
 		if !now.Before(expiry) {
-			rs.expired = append(rs.expired, ExpiredRecord{Pod: r.Name, Time: r.Time.Time})
-			continue
+			if !rule.confirm || rule.phantoms[KeyOf(r)] {
+				rs.expired = append(rs.expired, ExpiredRecord{Pod: r.Name, Time: r.Time.Time})
+				continue
+			}
+			// Past its time, but only a live read of the pod may drop it:
+			// a lagging cache would turn that into an over-eviction.
+			rs.unconfirmed = append(rs.unconfirmed, r)
+			expiry = now.Add(time.Second)
 		}
 		if rs.recheckAt == nil || expiry.Before(*rs.recheckAt) {
 			rs.recheckAt = &expiry

@@ -46,10 +46,10 @@ func TestComputeRecordLifecycle(t *testing.T) {
 			pods: three(nil), records: []policyv1alpha1.DisruptedPod{record("a-0", "zone-a", rs, at(-time.Minute))},
 			want: want{Summary: protected.withRecords("a-0@zone-a"), RecheckAt: ptrTo(at(time.Minute))}},
 		{name: "one nanosecond before the timeout the record still protects",
-			pods: three(nil), records: []policyv1alpha1.DisruptedPod{record("a-0", "zone-a", rs, at(-DefaultRecordTimeout+1))},
+			pods: three(nil), records: []policyv1alpha1.DisruptedPod{record("a-0", "zone-a", rs, at(-testRecordTimeout+1))},
 			want: want{Summary: protected.withRecords("a-0@zone-a"), RecheckAt: ptrTo(at(1))}},
 		{name: "at the timeout the record has expired and the pod is healthy again",
-			pods: three(nil), records: []policyv1alpha1.DisruptedPod{record("a-0", "zone-a", rs, at(-DefaultRecordTimeout))},
+			pods: three(nil), records: []policyv1alpha1.DisruptedPod{record("a-0", "zone-a", rs, at(-testRecordTimeout))},
 			want: want{Summary: func() summary { s := free; s.ExpiredRecords = []string{"a-0"}; return s }()}},
 		{name: "RecordTimeout overrides the default",
 			pods: three(nil), records: []policyv1alpha1.DisruptedPod{record("a-0", "zone-a", rs, at(-5*time.Minute))},
@@ -94,7 +94,9 @@ func TestComputeRecordLifecycle(t *testing.T) {
 			w := world{tdb: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).records(tc.records...),
 				nodes: threeZones(), pods: tc.pods, owners: []Owner{owner(rs, 3)}}
 			in := w.input()
-			in.RecordTimeout = tc.timeout
+			if tc.timeout > 0 {
+				in.RecordTimeout = tc.timeout
+			}
 			res := Compute(in)
 			got := want{Summary: summarize(res), RecheckAt: res.RecheckAt}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
