@@ -17,6 +17,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -32,6 +33,7 @@ import (
 	"github.com/tdb-operator/tdb-operator/controllers"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
 	"github.com/tdb-operator/tdb-operator/internal/certs"
+	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 	evictionwebhook "github.com/tdb-operator/tdb-operator/internal/webhook"
 )
 
@@ -75,7 +77,7 @@ func run() error {
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader among replicas for the controllers (the webhook is served by every replica).")
 	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease; default: the namespace the manager runs in.")
-	flag.DurationVar(&recordTimeout, "record-timeout", budget.DefaultRecordTimeout, "How long an eviction record protects a pod that keeps running without being deleted before it is taken for a refused eviction and dropped.")
+	flag.DurationVar(&recordTimeout, "record-timeout", budget.DefaultRecordTimeout, fmt.Sprintf("How long, from when the operator first sees it, an eviction record protects a pod that keeps running without being deleted; then the pod is read live and, still running and not deleting, the record is taken for an eviction that never happened and dropped. At least %s.", budget.MinRecordTimeout))
 	flag.BoolVar(&enableWebhook, "enable-webhook", true, "Serve the pods/eviction admission webhook.")
 	flag.StringVar(&webhookHost, "webhook-host", "", "Address the webhook server binds to; empty means all interfaces.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port of the webhook server (TLS).")
@@ -90,8 +92,8 @@ func run() error {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
-	if recordTimeout <= 0 {
-		return fmt.Errorf("--record-timeout must be positive, got %s", recordTimeout)
+	if recordTimeout < budget.MinRecordTimeout {
+		return fmt.Errorf("--record-timeout must be at least %s (core deletes an evicted pod within about 10 s of admitting the eviction), got %s", budget.MinRecordTimeout, recordTimeout)
 	}
 
 	scheme := runtime.NewScheme()
@@ -144,21 +146,27 @@ func run() error {
 	if err := controllers.SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
-	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout}); err != nil {
+	// The last labels of deleted nodes place the pods that linger on them.
+	goneNodes := tombstone.New(nil)
+	if err := goneNodes.Watch(ctx, mgr.GetCache()); err != nil {
+		return err
+	}
+	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, OperatorNamespace: operatorNS, GoneNodes: goneNodes}); err != nil {
 		return err
 	}
 	if enableWebhook {
-		evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS})
+		evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS, GoneNodes: goneNodes})
 	}
 	if rotation != nil {
 		if err := rotation.SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}
-	// The webhook reads budgets, nodes and pods. A replica that is not the
-	// leader runs no controller that would start these informers, so they
-	// are started here: otherwise its first eviction would wait for them.
-	for _, obj := range []client.Object{&policyv1alpha1.TopologyDisruptionBudget{}, &corev1.Node{}, &corev1.Pod{}} {
+	// The webhook reads budgets, nodes, pods and PodDisruptionBudgets. A
+	// replica that is not the leader runs no controller that would start
+	// these informers, so they are started here: otherwise its first
+	// eviction would wait for them.
+	for _, obj := range []client.Object{&policyv1alpha1.TopologyDisruptionBudget{}, &corev1.Node{}, &corev1.Pod{}, &policyv1.PodDisruptionBudget{}} {
 		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
 			return fmt.Errorf("starting the informer of %T: %w", obj, err)
 		}

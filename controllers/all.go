@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
 // Options configure the operator's controllers.
@@ -14,6 +16,11 @@ type Options struct {
 	Clock clock.PassiveClock
 	// RecordTimeout bounds an eviction record whose pod keeps running.
 	RecordTimeout time.Duration
+	// OperatorNamespace is the operator's own namespace, whose evictions
+	// the webhook lets through: budgets there are reported NotEnforced.
+	OperatorNamespace string
+	// GoneNodes remembers the last labels of deleted nodes (nil: none).
+	GoneNodes *tombstone.Nodes
 }
 
 // SetupAll registers every controller of the operator with mgr, as the
@@ -25,24 +32,29 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 	}
 	recorder := mgr.GetEventRecorder("tdb-operator")
 	if err := (&BudgetReconciler{
-		Client:        mgr.GetClient(),
-		APIReader:     mgr.GetClient(),
-		Recorder:      recorder,
-		Clock:         o.Clock,
-		RecordTimeout: o.RecordTimeout,
+		Client:            mgr.GetClient(),
+		APIReader:         mgr.GetClient(),
+		LiveReader:        mgr.GetAPIReader(),
+		Recorder:          recorder,
+		Clock:             o.Clock,
+		RecordTimeout:     o.RecordTimeout,
+		OperatorNamespace: o.OperatorNamespace,
+		GoneNodes:         o.GoneNodes,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the budget status controller: %w", err)
 	}
 	if err := (&DeletionCostReconciler{
-		Client: mgr.GetClient(),
+		Client:            mgr.GetClient(),
+		OperatorNamespace: o.OperatorNamespace,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the deletion-cost controller: %w", err)
 	}
 	if err := (&RolloutReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  recorder,
-		Clock:     o.Clock,
+		Client:            mgr.GetClient(),
+		APIReader:         mgr.GetAPIReader(),
+		Recorder:          recorder,
+		Clock:             o.Clock,
+		OperatorNamespace: o.OperatorNamespace,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}

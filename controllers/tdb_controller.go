@@ -4,7 +4,9 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,6 +26,7 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
 // customScaleResync is how often a budget whose pods belong to a custom
@@ -45,9 +48,65 @@ type BudgetReconciler struct {
 	Recorder events.EventRecorder
 	// Clock is injected so tests control record expiry.
 	Clock clock.PassiveClock
+	// LiveReader reads a pod from the API server before its record is
+	// dropped: the cache alone may lag behind its deletion.
+	LiveReader client.Reader
 	// RecordTimeout bounds a record whose pod keeps running (default
-	// budget.DefaultRecordTimeout).
+	// budget.DefaultRecordTimeout), measured from when this process first
+	// saw the record.
 	RecordTimeout time.Duration
+	// OperatorNamespace is the operator's own namespace: its budgets are
+	// reported NotEnforced.
+	OperatorNamespace string
+	// GoneNodes remembers the last labels of deleted nodes.
+	GoneNodes *tombstone.Nodes
+
+	sightings recordSightings
+}
+
+// recordSightings keeps, per budget, when this process first saw each
+// eviction record: a record's age is measured on the clock of the process
+// that expires it, never from a grant time another replica's clock wrote.
+// Entries live as long as their record and their budget.
+type recordSightings struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]map[budget.RecordKey]time.Time
+}
+
+// see returns the first-seen times of the records, adding the new ones at
+// now and forgetting records that are gone.
+func (s *recordSightings) see(key types.NamespacedName, records []policyv1alpha1.DisruptedPod, now time.Time) map[budget.RecordKey]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[types.NamespacedName]map[budget.RecordKey]time.Time{}
+	}
+	prev := s.m[key]
+	next := make(map[budget.RecordKey]time.Time, len(records))
+	for _, r := range records {
+		k := budget.KeyOf(r)
+		if t, ok := prev[k]; ok {
+			next[k] = t
+		} else {
+			next[k] = now
+		}
+	}
+	if len(next) == 0 {
+		delete(s.m, key)
+	} else {
+		s.m[key] = next
+	}
+	out := make(map[budget.RecordKey]time.Time, len(next))
+	for k, v := range next {
+		out[k] = v
+	}
+	return out
+}
+
+func (s *recordSightings) forget(key types.NamespacedName) {
+	s.mu.Lock()
+	delete(s.m, key)
+	s.mu.Unlock()
 }
 
 // +kubebuilder:rbac:groups=policy.tdb.dev,resources=topologydisruptionbudgets,verbs=get;list;watch
@@ -64,6 +123,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.Client.Get(ctx, req.NamespacedName, &tdb); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetAllowances(req.Namespace, req.Name)
+			r.sightings.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -72,7 +132,19 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 
 	now := r.Clock.Now()
-	res, custom, err := r.compute(ctx, &tdb, now)
+	seen := r.sightings.see(req.NamespacedName, tdb.Status.DisruptedPods, now)
+	res, custom, err := r.compute(ctx, &tdb, now, seen, nil)
+	if err == nil && len(res.Unconfirmed) > 0 {
+		// Records past their time are dropped only once a live read shows
+		// their pod still running, not being deleted and the same pod.
+		phantoms, perr := r.confirmPhantoms(ctx, tdb.Namespace, res.Unconfirmed)
+		if perr != nil {
+			logger.Error(perr, "confirming expired eviction records", "tdb", klog.KObj(&tdb))
+		}
+		if len(phantoms) > 0 {
+			res, custom, err = r.compute(ctx, &tdb, now, seen, phantoms)
+		}
+	}
 	if err != nil {
 		// Fail closed: nothing may be disrupted while we cannot tell.
 		logger.Error(err, "computing budget status", "tdb", klog.KObj(&tdb))
@@ -82,7 +154,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 
-	next := statusFor(&tdb, &res, now)
+	next := statusFor(&tdb, &res, now, r.notEnforced(&tdb))
 	if equality.Semantic.DeepEqual(&tdb.Status, next) {
 		exportAllowances(&tdb)
 		return r.requeue(res, custom, now), nil
@@ -105,7 +177,8 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 }
 
 // compute gathers the inputs of one budget from the cache and computes it.
-func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, now time.Time) (budget.Result, bool, error) {
+func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, now time.Time,
+	seen map[budget.RecordKey]time.Time, phantoms map[budget.RecordKey]bool) (budget.Result, bool, error) {
 	sel, err := metav1.LabelSelectorAsSelector(tdb.Spec.Selector)
 	if err != nil {
 		return budget.Result{Err: fmt.Errorf("parsing spec.selector: %w", err)}, false, nil
@@ -164,6 +237,10 @@ func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.Topo
 		Controllers:   controllersOfBudget,
 		Now:           now,
 		RecordTimeout: r.RecordTimeout,
+		RecordSeen:    seen,
+		ConfirmExpiry: true,
+		Phantoms:      phantoms,
+		GoneNodes:     r.GoneNodes.Labels,
 	})
 	if nodeErr != nil {
 		return budget.Result{}, false, fmt.Errorf("reading nodes: %w", nodeErr)
@@ -221,8 +298,45 @@ func (r *BudgetReconciler) matchingControllers(ctx context.Context, ns string, s
 	return out, nil
 }
 
-// statusFor builds the full new status from a computation.
-func statusFor(tdb *policyv1alpha1.TopologyDisruptionBudget, res *budget.Result, now time.Time) *policyv1alpha1.TopologyDisruptionBudgetStatus {
+// confirmPhantoms reads the pods of records past their time from the API
+// server and returns the records whose pod still runs, is not being deleted
+// and is the pod the record names: the eviction never happened. A pod that
+// is gone, deleting or replaced keeps its record.
+func (r *BudgetReconciler) confirmPhantoms(ctx context.Context, ns string, records []policyv1alpha1.DisruptedPod) (map[budget.RecordKey]bool, error) {
+	out := map[budget.RecordKey]bool{}
+	if r.LiveReader == nil {
+		return out, nil
+	}
+	var errs []error
+	for _, rec := range records {
+		var pod corev1.Pod
+		if err := r.LiveReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: rec.Name}, &pod); err != nil {
+			if !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("reading pod %s/%s: %w", ns, rec.Name, err))
+			}
+			continue
+		}
+		samePod := rec.UID == "" || rec.UID == pod.UID
+		running := pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
+		if samePod && running && pod.DeletionTimestamp == nil {
+			out[budget.KeyOf(rec)] = true
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// notEnforced says why the budget is not enforced, or "".
+func (r *BudgetReconciler) notEnforced(tdb *policyv1alpha1.TopologyDisruptionBudget) string {
+	if r.OperatorNamespace != "" && tdb.Namespace == r.OperatorNamespace {
+		return fmt.Sprintf("namespace %s is the operator's own: the eviction webhook lets its evictions through, so that draining the operator's node cannot deadlock; this budget is shown, not enforced. Move the workload to another namespace to protect it", tdb.Namespace)
+	}
+	return ""
+}
+
+// statusFor builds the full new status from a computation. A budget that is
+// not enforced (notEnforced says why) keeps its numbers, and its condition
+// says it is not enforced.
+func statusFor(tdb *policyv1alpha1.TopologyDisruptionBudget, res *budget.Result, now time.Time, notEnforced string) *policyv1alpha1.TopologyDisruptionBudgetStatus {
 	next := tdb.Status.DeepCopy()
 	next.ObservedGeneration = tdb.Generation
 	next.ExpectedPods = res.ExpectedPods
@@ -232,6 +346,9 @@ func statusFor(tdb *policyv1alpha1.TopologyDisruptionBudget, res *budget.Result,
 	next.DomainCount = int32(len(res.Domains))
 	next.DisruptedPods = res.DisruptedPods
 	reason, msg := res.Blocked()
+	if notEnforced != "" {
+		reason, msg = policyv1alpha1.ReasonNotEnforced, notEnforced
+	}
 	apimeta.SetStatusCondition(&next.Conditions, budget.DisruptionCondition(res.Domains, reason, msg, tdb.Generation, now))
 	return next
 }

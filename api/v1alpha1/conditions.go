@@ -11,11 +11,15 @@ const (
 	ReasonSufficientPods = "SufficientPods"
 	// ReasonInsufficientPods: no domain has a healthy pod to spare.
 	ReasonInsufficientPods = "InsufficientPods"
-	// ReasonDomainError: a covered pod's domain is unknown (its node lacks
-	// the topologyKey label or is not found); nothing is allowed.
+	// ReasonDomainError: a covered pod's domain is unknown (its node exists
+	// but lacks the topologyKey label); nothing is allowed.
 	ReasonDomainError = "DomainError"
 	// ReasonSyncFailed: the status could not be computed; nothing is allowed.
 	ReasonSyncFailed = "SyncFailed"
+	// ReasonNotEnforced: the budget is in the operator's own namespace,
+	// whose evictions the webhook lets through (so that draining the
+	// operator's node cannot deadlock): its numbers are shown, not enforced.
+	ReasonNotEnforced = "NotEnforced"
 
 	// ConditionRolloutProgressing is True while the operator replaces
 	// outdated pods, False when paused, stalled or done.

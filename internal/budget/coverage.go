@@ -329,7 +329,7 @@ func Locate(tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, nodes
 	case uncovered:
 		return false, "", nil
 	case noDomain:
-		return true, "", fmt.Errorf("pod %s/%s on node %q: %s", pod.Namespace, pod.Name, pod.Spec.NodeName, p.reason)
+		return true, "", &noLabelError{fmt.Sprintf("pod %s/%s on node %q: %s", pod.Namespace, pod.Name, pod.Spec.NodeName, p.reason)}
 	case nodeGone:
 		if d := c.goneDomain(pod, p.domain); d != "" {
 			return true, d, nil
@@ -338,6 +338,15 @@ func Locate(tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, nodes
 	}
 	return true, p.domain, nil
 }
+
+// ErrNoDomainLabel says a pod's node exists but lacks the topologyKey label.
+var ErrNoDomainLabel = errors.New("the node has no topologyKey label")
+
+// noLabelError is an ErrNoDomainLabel that names the pod and node.
+type noLabelError struct{ msg string }
+
+func (e *noLabelError) Error() string        { return e.msg }
+func (e *noLabelError) Is(target error) bool { return target == ErrNoDomainLabel }
 
 // ErrNodeGone says a pod's node is gone and its domain cannot be told.
 var ErrNodeGone = errors.New("the pod's node is gone and its domain is unknown (no eviction record, no topology label on the pod, no last labels of the node)")

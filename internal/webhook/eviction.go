@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -27,6 +28,7 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
 // Path is where the eviction webhook is served.
@@ -35,15 +37,24 @@ const Path = "/validate-eviction"
 const (
 	// defaultMaxTries bounds the decide-and-write attempts per budget.
 	defaultMaxTries = 8
-	// defaultDeadline is below the webhook's timeoutSeconds (10 s), so the
-	// API server gets a clear answer instead of a timeout.
-	defaultDeadline = 7 * time.Second
-	// undoDeadline bounds the removal of a partial charge.
-	undoDeadline = 3 * time.Second
+	// webhookTimeout is the configuration's timeoutSeconds: after it the
+	// API server answers the eviction with an error of its own, which
+	// kubectl drain does not retry, and a write made after it is a charge
+	// for an eviction that was never let through.
+	webhookTimeout = 10 * time.Second
+	// answerMargin is left between the latest answer and webhookTimeout.
+	answerMargin = time.Second
+	// undoReserve is kept at the end of a request for removing the charges
+	// of an eviction that a later budget refused.
+	undoReserve = 2 * time.Second
+	// defaultDeadline ends deciding and writing; undoing ends undoReserve
+	// later, answerMargin before the API server's timeout.
+	defaultDeadline = webhookTimeout - answerMargin - undoReserve
 )
 
 // +kubebuilder:webhook:path=/validate-eviction,mutating=false,failurePolicy=fail,sideEffects=NoneOnDryRun,groups="",resources=pods/eviction,verbs=create,versions=v1,name=eviction.policy.tdb.dev,admissionReviewVersions=v1,timeoutSeconds=10,matchPolicy=Equivalent
 // +kubebuilder:rbac:groups=policy.tdb.dev,resources=topologydisruptionbudgets/status,verbs=get;update
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
 
 // EvictionHandler decides evictions. Budgets, pods and nodes are read from
 // the informer cache; a budget is re-read from the API server only when a
@@ -51,12 +62,13 @@ const (
 // budget's resourceVersion, so concurrent decisions, in this process or in
 // another replica, serialise on the API server and can never over-allow.
 type EvictionHandler struct {
-	// Cache reads pods, nodes and budgets.
+	// Cache reads pods, nodes, budgets and PodDisruptionBudgets.
 	Cache client.Reader
 	// Client writes budget status.
 	Client client.Client
-	// APIReader re-reads a budget after a conflict, and a pod the cache has
-	// not seen yet.
+	// APIReader re-reads a budget after a conflict, a pod the cache has not
+	// seen yet or whose state would let it pass uncharged, a pod an
+	// Eviction sets preconditions on, and a node the cache does not know.
 	APIReader client.Reader
 	// Clock stamps records.
 	Clock clock.PassiveClock
@@ -65,7 +77,10 @@ type EvictionHandler struct {
 	ExemptNamespace string
 	// Refusals reports refusals as events, rate-limited per budget.
 	Refusals *RefusalReporter
-	// MaxTries and Deadline bound the work on one request (defaults 8, 7 s).
+	// GoneNodes remembers the last labels of deleted nodes (nil: none).
+	GoneNodes *tombstone.Nodes
+	// MaxTries and Deadline bound the work on one request (defaults 8, 7 s);
+	// undoing a partial charge may take undoReserve more.
 	MaxTries int
 	Deadline time.Duration
 
@@ -76,7 +91,7 @@ var _ admission.Handler = &EvictionHandler{}
 
 // Handle answers one admission request.
 func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (resp admission.Response) {
-	start := h.Clock.Now()
+	start := time.Now()
 	out := outcome{decision: "allowed", reason: budget.DecisionPodNotRunning}
 	defer func() {
 		if r := recover(); r != nil {
@@ -84,7 +99,7 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 			out = outcome{decision: "error", reason: "InternalError"}
 			resp = admission.Errored(http.StatusInternalServerError, fmt.Errorf("internal error deciding the eviction"))
 		}
-		observe(out, h.Clock.Since(start))
+		observe(out, time.Since(start))
 	}()
 
 	if req.Operation != admissionv1.Create || req.Resource.Resource != "pods" || req.SubResource != "eviction" {
@@ -100,17 +115,22 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 		out.reason = "ExemptNamespace"
 		return admission.Allowed("the operator's namespace is exempt")
 	}
-	dryRun := (req.DryRun != nil && *req.DryRun) || isDryRun(ev.DeleteOptions)
+	er := evictionRequest{namespace: req.Namespace, name: req.Name,
+		dryRun: (req.DryRun != nil && *req.DryRun) || isDryRun(ev.DeleteOptions),
+		undoBy: start.Add(h.deadline() + undoReserve)}
+	if ev.DeleteOptions != nil {
+		er.preconditions = ev.DeleteOptions.Preconditions
+	}
 
-	ctx, cancel := context.WithTimeout(ctx, h.deadline())
+	ctx, cancel := context.WithDeadline(ctx, start.Add(h.deadline()))
 	defer cancel()
-	res, err := h.decide(ctx, req.Namespace, req.Name, dryRun)
+	res, err := h.decide(ctx, er)
 	if err != nil && retryable(err) {
 		// Nothing was decided (the operator is starting, or the API server
 		// is slow): refuse in the way clients retry.
 		out = outcome{decision: "refused", reason: "Unavailable"}
 		log.FromContext(ctx).Info("eviction refused for now", "pod", klog.KRef(req.Namespace, req.Name), "error", err.Error())
-		return tooManyRequests(fmt.Sprintf("topology disruption budgets cannot decide the eviction of %s/%s right now (%v); retry", req.Namespace, req.Name, err))
+		return deny(http.StatusTooManyRequests, fmt.Sprintf("topology disruption budgets cannot decide the eviction of %s/%s right now (%v); retry", req.Namespace, req.Name, err))
 	}
 	if err != nil {
 		out = outcome{decision: "error", reason: "InternalError"}
@@ -119,14 +139,18 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 	}
 	out = res.outcome
 	log.FromContext(ctx).V(1).Info("eviction decided", "pod", klog.KRef(req.Namespace, req.Name),
-		"decision", res.outcome.decision, "reason", res.outcome.reason, "dryRun", dryRun, "budgets", res.budgets)
+		"decision", res.outcome.decision, "reason", res.outcome.reason, "dryRun", er.dryRun, "budgets", res.budgets)
 	if res.outcome.decision == "allowed" {
 		return admission.Allowed("")
 	}
-	if h.Refusals != nil && res.refusedBy != nil && !dryRun {
+	if h.Refusals != nil && res.refusedBy != nil && !er.dryRun {
 		h.Refusals.Refused(res.refusedBy, res.message)
 	}
-	return tooManyRequests(res.message)
+	code := res.code
+	if code == 0 {
+		code = http.StatusTooManyRequests
+	}
+	return deny(code, res.message)
 }
 
 func (h *EvictionHandler) deadline() time.Duration {
@@ -143,6 +167,15 @@ func (h *EvictionHandler) maxTries() int {
 	return defaultMaxTries
 }
 
+// evictionRequest is what the handler decides.
+type evictionRequest struct {
+	namespace, name string
+	dryRun          bool
+	preconditions   *metav1.Preconditions
+	// undoBy is when undoing a partial charge must be done.
+	undoBy time.Time
+}
+
 // outcome labels the decision metric.
 type outcome struct{ decision, reason string }
 
@@ -151,22 +184,34 @@ type result struct {
 	message   string
 	refusedBy *policyv1alpha1.TopologyDisruptionBudget
 	budgets   []string
+	// code is the HTTP status of a refusal (0: 429).
+	code int32
 }
 
 func refused(tdb *policyv1alpha1.TopologyDisruptionBudget, d budget.Decision, budgets []string) result {
 	return result{outcome: outcome{"refused", d.Reason}, message: d.Message, refusedBy: tdb, budgets: budgets}
 }
 
+func staleDecision(tdb *policyv1alpha1.TopologyDisruptionBudget) budget.Decision {
+	return budget.Decision{Reason: budget.DecisionStaleStatus, Message: fmt.Sprintf(
+		"topology disruption budget %s/%s, or the pod's domain, changed while the eviction was decided; retry", tdb.Namespace, tdb.Name)}
+}
+
 // decide finds the budgets covering the pod and decides against all of them:
 // allowed only if every one allows, and then charged to every one or none.
-func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bool) (result, error) {
-	pod, err := h.pod(ctx, ns, name)
+func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (result, error) {
+	pod, err := h.pod(ctx, er.namespace, er.name, er.preconditions != nil)
 	if err != nil {
 		return result{}, err
 	}
 	if pod == nil {
 		// The API server answers 404 for the eviction itself.
 		return result{outcome: outcome{"allowed", "PodNotFound"}}, nil
+	}
+	if msg := preconditionMismatch(er.preconditions, pod); msg != "" {
+		// The API server will answer 409 and delete nothing: nothing to
+		// charge. Answered here, so that no record is left for it.
+		return result{outcome: outcome{"refused", budget.DecisionPreconditionFailed}, code: http.StatusConflict, message: msg}, nil
 	}
 	if budget.CanIgnoreBudget(pod) {
 		// Pending, terminal and deleting pods pass, as in core, whatever
@@ -184,7 +229,7 @@ func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bo
 	for i, c := range covering {
 		names[i] = c.tdb.Name
 		if c.domainErr != nil {
-			return refused(c.tdb, budget.Decision{Reason: budget.DecisionBlocked, Message: fmt.Sprintf(
+			return refused(c.tdb, budget.Decision{Reason: c.errReason, Message: fmt.Sprintf(
 				"topology disruption budget %s/%s: %v; %s", c.tdb.Namespace, c.tdb.Name, c.domainErr, c.advice)}, names), nil
 		}
 	}
@@ -199,7 +244,13 @@ func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bo
 			return refused(c.tdb, d, names), nil
 		}
 	}
-	if len(covering) == 1 && !dryRun {
+	// Admission runs before the API server's own PodDisruptionBudget check:
+	// a charge for an eviction core then refuses would hold the domain's
+	// allowance for nothing. Ask core's question first.
+	if res, refusedByPDB, err := h.checkPDBs(ctx, pod, covering, names); err != nil || refusedByPDB {
+		return res, err
+	}
+	if len(covering) == 1 && !er.dryRun {
 		// The common case: one budget. Its grants are decided and written
 		// in groups (see ledger).
 		d, err := h.grant(ctx, covering[0], pod, now)
@@ -216,9 +267,28 @@ func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bo
 	// after the other, each from the newest version known here (see
 	// ledger).
 	for _, c := range covering {
-		c.entry.Lock()
-		defer c.entry.Unlock()
-		c.tdb = c.entry.newest(c.tdb)
+		if err := c.entry.acquire(ctx); err != nil {
+			return result{}, fmt.Errorf("waiting for budget %s/%s: %w", c.tdb.Namespace, c.tdb.Name, err)
+		}
+		defer c.entry.release()
+		fresh := c.entry.newest(c.tdb)
+		if fresh.UID != c.tdb.UID || fresh.Generation != c.tdb.Generation {
+			return refused(c.tdb, staleDecision(c.tdb), names), nil
+		}
+		c.tdb = fresh
+	}
+	// With the versions fixed, decide on the pod as it is now: a pod that
+	// was not Ready (and would pass uncharged) may have turned Ready.
+	if !budget.IsHealthy(pod) {
+		if pod, err = h.livePod(ctx, pod); err != nil {
+			return result{}, err
+		}
+		if pod == nil {
+			return result{outcome: outcome{"allowed", "PodNotFound"}}, nil
+		}
+		if budget.CanIgnoreBudget(pod) {
+			return result{outcome: outcome{"allowed", budget.DecisionPodNotRunning}}, nil
+		}
 	}
 
 	// First decide against every budget as known: a refusal costs no write.
@@ -230,8 +300,15 @@ func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bo
 		}
 	}
 	reason := decisions[0].Reason
-	if dryRun {
+	if er.dryRun {
 		return result{outcome: outcome{"allowed", reason}, budgets: names}, nil
+	}
+	// The domains were found from the nodes as the request first saw them:
+	// a node relabelled since would charge the wrong domain.
+	for _, c := range covering {
+		if !h.sameDomain(ctx, c.tdb, pod, c.domain) {
+			return refused(c.tdb, staleDecision(c.tdb), names), nil
+		}
 	}
 	// Then charge each budget in turn; if one refuses on a fresh read, undo
 	// the charges this request made.
@@ -239,7 +316,7 @@ func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bo
 	for i, c := range covering {
 		d, err := h.charge(ctx, c, pod, decisions[i], now)
 		if err != nil || !d.Allowed {
-			if uerr := h.undo(ctx, charged, pod); uerr != nil {
+			if uerr := h.undo(ctx, er.undoBy, charged, pod); uerr != nil {
 				err = errors.Join(err, fmt.Errorf("undoing the charges of an eviction another budget refused: %w", uerr))
 			}
 			if err != nil {
@@ -247,7 +324,7 @@ func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bo
 			}
 			return refused(c.tdb, d, names), nil
 		}
-		if d.Reason == budget.DecisionCharged {
+		if d.Status != nil {
 			reason = d.Reason
 			charged = append(charged, charge{budget: c, at: now})
 		}
@@ -255,110 +332,41 @@ func (h *EvictionHandler) decide(ctx context.Context, ns, name string, dryRun bo
 	return result{outcome: outcome{"allowed", reason}, budgets: names}, nil
 }
 
-// grant decides the eviction of pod against the one budget covering it and,
-// when allowed, records it, together with the other grants queued for the
-// budget meanwhile.
-func (h *EvictionHandler) grant(ctx context.Context, c *coveringBudget, pod *corev1.Pod, now time.Time) (budget.Decision, error) {
-	g := &grant{pod: pod, domain: c.domain, now: now, seen: c.tdb}
-	c.entry.enqueue(g)
-	c.entry.Lock()
-	defer c.entry.Unlock()
-	if !g.done {
-		h.commit(ctx, c, c.entry.take())
+// preconditionMismatch says how the Eviction's preconditions fail on the
+// live pod, or "" when they hold (or there are none).
+func preconditionMismatch(p *metav1.Preconditions, pod *corev1.Pod) string {
+	if p == nil {
+		return ""
 	}
-	return g.decision, g.err
+	if p.UID != nil && *p.UID != "" && *p.UID != pod.UID {
+		return fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, pod.UID)
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != "" && *p.ResourceVersion != pod.ResourceVersion {
+		return fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, pod.ResourceVersion)
+	}
+	return ""
 }
 
-// commit decides the queued grants in turn against the newest version of the
-// budget, each seeing the records and allowances of those before it, and
-// writes the result in one status write with the budget's resourceVersion.
-// On a conflict it re-reads the budget and decides them all again. Every
-// grant is done when it returns; none is allowed unless the write that
-// records it succeeded.
-//
-// The work runs until the leading request's deadline even if that request
-// is cancelled (its client went away): the others' answers depend on it.
-func (h *EvictionHandler) commit(ctx context.Context, c *coveringBudget, batch []*grant) {
-	if deadline, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), deadline)
-		defer cancel()
-	} else {
-		ctx = context.WithoutCancel(ctx)
+// checkPDBs refuses, without a charge, an eviction that the API server would
+// refuse because of a policy/v1 PodDisruptionBudget, from the PDBs in the
+// cache. A PDB the cache shows allowing while core sees it refusing still
+// leaves a record; the status controller drops it once it finds the pod not
+// deleted (see budget.DefaultRecordTimeout).
+func (h *EvictionHandler) checkPDBs(ctx context.Context, pod *corev1.Pod, covering []*coveringBudget, names []string) (result, bool, error) {
+	var pdbs policyv1.PodDisruptionBudgetList
+	if err := h.Cache.List(ctx, &pdbs, client.InNamespace(pod.Namespace)); err != nil {
+		return result{}, false, fmt.Errorf("listing PodDisruptionBudgets in %s: %w", pod.Namespace, err)
 	}
-	defer func() {
-		// Should deciding panic, no grant is left without an answer.
-		for _, g := range batch {
-			if !g.done {
-				g.done, g.decision, g.err = true, budget.Decision{}, errors.New("internal error deciding the eviction")
-			}
-		}
-	}()
-	base := c.entry.newest(c.tdb)
-	for _, g := range batch {
-		if cand := c.entry.newest(g.seen); newerVersion(cand, base) {
-			base = cand
-		}
+	v := budget.CheckPodDisruptionBudgets(pod, pdbs.Items)
+	if !v.Refused {
+		return result{}, false, nil
 	}
-	finish := func(decisions []budget.Decision, err error) {
-		for i, g := range batch {
-			g.done, g.decision, g.err = true, decisions[i], nil
-			if err != nil && decisions[i].Allowed {
-				g.decision, g.err = budget.Decision{}, err
-			}
-		}
+	tdbs := make([]string, len(covering))
+	for i, c := range covering {
+		tdbs[i] = c.tdb.Namespace + "/" + c.tdb.Name
 	}
-	for try := 1; ; try++ {
-		work := base.DeepCopy()
-		decisions := make([]budget.Decision, len(batch))
-		charges := 0
-		for i, g := range batch {
-			if g.seen.UID != work.UID || g.seen.Generation != work.Generation {
-				// The pod's domain was found under another spec (or
-				// another budget of the same name).
-				decisions[i] = budget.Decision{Reason: budget.DecisionStaleStatus, Message: fmt.Sprintf(
-					"topology disruption budget %s/%s changed while the eviction was decided; retry", work.Namespace, work.Name)}
-				continue
-			}
-			decisions[i] = budget.DecideEviction(work, budget.EvictionRequest{Pod: g.pod, Domain: g.domain, Now: g.now})
-			if decisions[i].Allowed && decisions[i].Status != nil {
-				work.Status = *decisions[i].Status
-				charges++
-			}
-		}
-		if charges == 0 {
-			finish(decisions, nil)
-			return
-		}
-		err := h.Client.Status().Update(ctx, work)
-		if err == nil {
-			c.entry.latest.Store(work)
-			chargesPerWrite.Observe(float64(charges))
-			finish(decisions, nil)
-			return
-		}
-		if !apierrors.IsConflict(err) {
-			finish(decisions, fmt.Errorf("recording the eviction in %s/%s: %w", base.Namespace, base.Name, err))
-			return
-		}
-		if try >= h.maxTries() {
-			for i := range decisions {
-				if decisions[i].Allowed {
-					decisions[i] = budget.Decision{Reason: budget.DecisionContended, Message: fmt.Sprintf(
-						"topology disruption budget %s/%s: too many concurrent evictions; retry", base.Namespace, base.Name)}
-				}
-			}
-			finish(decisions, nil)
-			return
-		}
-		fresh := &policyv1alpha1.TopologyDisruptionBudget{}
-		if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(base), fresh); err != nil {
-			finish(decisions, fmt.Errorf("re-reading %s/%s after a conflict: %w", base.Namespace, base.Name, err))
-			return
-		}
-		c.entry.latest.Store(fresh)
-		base = fresh
-	}
+	return result{outcome: outcome{"refused", budget.DecisionPodDisruptionBudget}, code: v.Code, budgets: names,
+		message: fmt.Sprintf("%s (topology disruption budget %s would allow it, and is not charged)", v.Message, strings.Join(tdbs, ", "))}, true, nil
 }
 
 // charge is a record this request wrote, to undo if another budget refuses.
@@ -368,12 +376,18 @@ type charge struct {
 }
 
 // pod reads the pod from the cache, or from the API server when the cache
-// has not seen it yet. A nil pod means it does not exist.
-func (h *EvictionHandler) pod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+// has not seen it yet, when live is set (preconditions are checked against
+// the pod core will see), or when its cached state would let it pass
+// uncharged. A nil pod means it does not exist.
+func (h *EvictionHandler) pod(ctx context.Context, ns, name string, live bool) (*corev1.Pod, error) {
+	key := client.ObjectKey{Namespace: ns, Name: name}
+	if live {
+		return h.livePod(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+	}
 	var pod corev1.Pod
-	err := h.Cache.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &pod)
+	err := h.Cache.Get(ctx, key, &pod)
 	if apierrors.IsNotFound(err) && h.APIReader != nil {
-		err = h.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &pod)
+		err = h.APIReader.Get(ctx, key, &pod)
 	}
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -385,17 +399,22 @@ func (h *EvictionHandler) pod(ctx context.Context, ns, name string) (*corev1.Pod
 		// A pod that would pass uncharged (pending, not Ready) may have
 		// become Running and Ready since the cache saw it: decide on the
 		// API server's copy, as core does.
-		var live corev1.Pod
-		err := h.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &live)
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading pod %s/%s: %w", ns, name, err)
-		}
-		return &live, nil
+		return h.livePod(ctx, &pod)
 	}
 	return &pod, nil
+}
+
+// livePod reads the pod from the API server; nil when it does not exist.
+func (h *EvictionHandler) livePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	var live corev1.Pod
+	err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), &live)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return &live, nil
 }
 
 // coveringBudget is a budget that covers the pod, with the pod's domain.
@@ -403,14 +422,37 @@ type coveringBudget struct {
 	tdb       *policyv1alpha1.TopologyDisruptionBudget
 	domain    string
 	domainErr error
-	// advice tells the user how to clear domainErr.
-	advice string
+	// errReason is the decision reason of domainErr; advice tells the user
+	// how to clear it.
+	errReason, advice string
 	// entry is the budget's ledger entry, locked while deciding.
 	entry *budgetEntry
 }
 
+// nodeReader returns the node lookup of one request: the cache, and for a
+// node the cache does not know the API server (a new node the cache has not
+// seen yet, or one that is gone); the first read error is kept in *errp.
+func (h *EvictionHandler) nodeReader(ctx context.Context, errp *error) func(string) *corev1.Node {
+	return func(name string) *corev1.Node {
+		var n corev1.Node
+		err := h.Cache.Get(ctx, client.ObjectKey{Name: name}, &n)
+		if apierrors.IsNotFound(err) && h.APIReader != nil {
+			err = h.APIReader.Get(ctx, client.ObjectKey{Name: name}, &n)
+		}
+		if err != nil {
+			if !apierrors.IsNotFound(err) && *errp == nil {
+				*errp = fmt.Errorf("reading node %s: %w", name, err)
+			}
+			return nil
+		}
+		return &n
+	}
+}
+
 // covering lists the budgets of the pod's namespace that cover it, sorted
-// by name so that concurrent requests charge them in the same order.
+// by name so that concurrent requests charge them in the same order. A
+// budget whose spec cannot be evaluated covers the pods it might select,
+// and refuses them; pods it clearly does not select are not its concern.
 func (h *EvictionHandler) covering(ctx context.Context, pod *corev1.Pod) ([]*coveringBudget, error) {
 	var list policyv1alpha1.TopologyDisruptionBudgetList
 	// Budgets are copied only once known to cover the pod.
@@ -418,42 +460,47 @@ func (h *EvictionHandler) covering(ctx context.Context, pod *corev1.Pod) ([]*cov
 		return nil, fmt.Errorf("listing budgets in %s: %w", pod.Namespace, err)
 	}
 	var nodeErr error
-	nodes := func(name string) *corev1.Node {
-		var n corev1.Node
-		if err := h.Cache.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
-			if !apierrors.IsNotFound(err) {
-				nodeErr = err
-			}
-			return nil
-		}
-		return &n
-	}
+	nodes := h.nodeReader(ctx, &nodeErr)
 	var out []*coveringBudget
 	for i := range list.Items {
 		t := &list.Items[i]
-		covered, domain, err := budget.DomainOf(t, pod, nodes)
+		covered, domain, err := budget.Locate(t, pod, nodes, h.GoneNodes.Labels)
 		if nodeErr != nil {
-			return nil, fmt.Errorf("reading node %s: %w", pod.Spec.NodeName, nodeErr)
+			return nil, nodeErr
 		}
+		if !covered {
+			continue
+		}
+		c := &coveringBudget{tdb: t.DeepCopy(), domain: domain, domainErr: err, errReason: budget.DecisionBlocked}
 		switch {
-		case !covered && err != nil:
-			// The spec cannot be evaluated (a bad selector): it may cover
-			// the pod, so it must refuse.
-			out = append(out, &coveringBudget{tdb: t.DeepCopy(), domainErr: err,
-				advice: "fix the budget's spec (kubectl describe tdb shows the SyncFailed condition)"})
-		case covered && err != nil:
-			out = append(out, &coveringBudget{tdb: t.DeepCopy(), domainErr: fmt.Errorf("cannot tell the domain of the pod: %w", err),
-				advice: fmt.Sprintf("label the node with %s", t.Spec.TopologyKey)})
-		case covered:
-			out = append(out, &coveringBudget{tdb: t.DeepCopy(), domain: domain})
+		case err == nil:
+		case errors.Is(err, budget.ErrNodeGone):
+			c.errReason = budget.DecisionNodeGone
+			c.advice = "the pod runs nowhere; its controller's replacement is counted in every domain until the pod is removed"
+		case errors.Is(err, budget.ErrNoDomainLabel):
+			c.domainErr = fmt.Errorf("cannot tell the domain of the pod: %w", err)
+			c.advice = fmt.Sprintf("label the node with %s", t.Spec.TopologyKey)
+		default:
+			c.advice = "fix the budget's spec (kubectl describe tdb shows the SyncFailed condition)"
 		}
+		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].tdb.Name < out[j].tdb.Name })
 	return out, nil
 }
 
+// sameDomain says whether the pod is still in domain under tdb's spec, with
+// the nodes as the cache shows them now.
+func (h *EvictionHandler) sameDomain(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, domain string) bool {
+	var nodeErr error
+	covered, d, err := budget.Locate(tdb, pod, h.nodeReader(ctx, &nodeErr), h.GoneNodes.Labels)
+	return nodeErr == nil && err == nil && covered && d == domain
+}
+
 // charge writes the decision's status with the budget's resourceVersion. On
-// a conflict it re-reads the budget from the API server and decides again.
+// a conflict it re-reads the budget from the API server and decides again,
+// refusing when the budget changed spec (or was re-created) meanwhile: the
+// pod's domain was found under the spec it had.
 func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *corev1.Pod, d budget.Decision, now time.Time) (budget.Decision, error) {
 	for try := 1; ; try++ {
 		if d.Status == nil || !d.Allowed {
@@ -478,6 +525,9 @@ func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *co
 		if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(c.tdb), fresh); err != nil {
 			return d, fmt.Errorf("re-reading %s/%s after a conflict: %w", c.tdb.Namespace, c.tdb.Name, err)
 		}
+		if fresh.UID != c.tdb.UID || fresh.Generation != c.tdb.Generation {
+			return staleDecision(c.tdb), nil
+		}
 		c.tdb = fresh
 		c.entry.latest.Store(fresh)
 		d = budget.DecideEviction(fresh, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now})
@@ -490,9 +540,13 @@ func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *co
 // for the same pod stays. The domain's allowance is not raised here: the
 // status controller recomputes it from the pods (raising it is its job
 // alone), so undoing errs on the side of allowing less for a moment. It runs
-// on its own deadline: the request's may be what failed.
-func (h *EvictionHandler) undo(ctx context.Context, charged []charge, pod *corev1.Pod) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoDeadline)
+// until undoBy, whether or not the request's own deadline has passed (the
+// request's may be what failed), and so still answers in time.
+func (h *EvictionHandler) undo(ctx context.Context, undoBy time.Time, charged []charge, pod *corev1.Pod) error {
+	if len(charged) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), undoBy)
 	defer cancel()
 	var errs []error
 	for _, c := range charged {
@@ -567,15 +621,26 @@ func isDryRun(o *metav1.DeleteOptions) bool {
 	return false
 }
 
-// tooManyRequests is the refusal kubectl drain, the cluster autoscaler and
-// Karpenter retry: HTTP 429 with reason TooManyRequests.
-func tooManyRequests(msg string) admission.Response {
+// deny is a refusal with an HTTP status: 429 TooManyRequests is what
+// kubectl drain, the cluster autoscaler and Karpenter retry; 409 and 500
+// are what the API server itself would answer (a failed precondition, a pod
+// under several PodDisruptionBudgets).
+func deny(code int32, msg string) admission.Response {
+	reason := metav1.StatusReasonTooManyRequests
+	switch code {
+	case http.StatusConflict:
+		reason = metav1.StatusReasonConflict
+	case http.StatusForbidden:
+		reason = metav1.StatusReasonForbidden
+	case http.StatusInternalServerError:
+		reason = metav1.StatusReasonInternalError
+	}
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{
 		Allowed: false,
 		Result: &metav1.Status{
 			Status:  metav1.StatusFailure,
-			Code:    http.StatusTooManyRequests,
-			Reason:  metav1.StatusReasonTooManyRequests,
+			Code:    code,
+			Reason:  reason,
 			Message: msg,
 		},
 	}}
@@ -584,6 +649,6 @@ func tooManyRequests(msg string) admission.Response {
 // retryable says whether an error means "not now" rather than "broken".
 func retryable(err error) bool {
 	var notStarted *cache.ErrCacheNotStarted
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &notStarted) ||
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.As(err, &notStarted) ||
 		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err)
 }

@@ -274,37 +274,111 @@ func TestGroupWriteErrorAllowsNobody(t *testing.T) {
 	}
 }
 
-// The request leading the group may be cancelled (its client went away):
-// the write still happens for the others, within the leader's deadline.
-func TestGroupSurvivesTheLeadersCancellation(t *testing.T) {
-	objs := append(zonePods(3), zoneNode(), zoneBudget(3, 2))
-	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(objs...).
-		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).
-		WithInterceptorFuncs(interceptor.Funcs{
-			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-				if err := ctx.Err(); err != nil {
-					return err // as a real client would
-				}
-				return c.SubResource(sub).Update(ctx, obj, opts...)
-			},
-		}).Build()
-	f := newGroupFixture(t, server, 3)
+// A request whose client went away withdraws its grant before anything is
+// written for it; the others' grants are still decided and written together
+// by the next request that takes the lock.
+func TestGroupWithdrawsAGrantWhoseRequestWentAway(t *testing.T) {
+	objs := append(zonePods(4), zoneNode(), zoneBudget(4, 2))
+	var writes atomic.Int32
+	server := countingServer(t, objs, &writes)
+	f := newGroupFixture(t, server, 3) // web-0 and web-1 queued; web-2 last
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	cancel()
-	if _, err := f.h.grant(ctx, f.c, f.last, f.h.Clock.Now()); err != nil {
-		t.Fatalf("leader: %v", err)
+	if _, err := f.h.grant(ctx, f.c, f.last, f.h.Clock.Now()); err == nil || !retryable(err) {
+		t.Fatalf("cancelled request: err = %v, want a retryable error (429)", err)
+	}
+	var p3 corev1.Pod
+	if err := server.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "web-3"}, &p3); err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.h.grant(context.Background(), f.c, &p3, f.h.Clock.Now())
+	if err != nil || d.Allowed {
+		t.Fatalf("web-3: %+v, %v; want refused (the two queued took the allowance)", d, err)
 	}
 	for i, g := range f.queued {
 		if !g.decision.Allowed || g.err != nil {
-			t.Errorf("grant %d: allowed=%v err=%v; want allowed: the leader's cancellation is not theirs", i, g.decision.Allowed, g.err)
+			t.Errorf("grant %d: allowed=%v err=%v; want allowed", i, g.decision.Allowed, g.err)
 		}
 	}
 	var got policyv1alpha1.TopologyDisruptionBudget
 	if err := server.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "b"}, &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Status.DisruptedPods) != 2 {
-		t.Errorf("records = %v, want the two grants", got.Status.DisruptedPods)
+	if n := len(got.Status.DisruptedPods); n != 2 || got.Status.DisruptedPods[0].Name != "web-0" || got.Status.DisruptedPods[1].Name != "web-1" {
+		t.Errorf("records = %v, want web-0 and web-1 only (web-2's request went away)", got.Status.DisruptedPods)
+	}
+	if writes.Load() != 1 {
+		t.Errorf("status writes = %d, want 1", writes.Load())
+	}
+}
+
+// A queued grant whose request's deadline passed by the time a holder takes
+// it is refused and not written; the group is written by the earliest
+// deadline among the grants still waiting, never after one of them expired.
+func TestGroupHonoursEachGrantsDeadline(t *testing.T) {
+	objs := append(zonePods(3), zoneNode(), zoneBudget(3, 3))
+	var deadlines []time.Time
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(objs...).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+				d, _ := ctx.Deadline()
+				deadlines = append(deadlines, d)
+				return c.SubResource(sub).Update(ctx, obj, opts...)
+			},
+		}).Build()
+	f := newGroupFixture(t, server, 3)
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	f.queued[0].ctx = expired
+	soon := time.Now().Add(30 * time.Second)
+	soonCtx, cancel2 := context.WithDeadline(context.Background(), soon)
+	defer cancel2()
+	f.queued[1].ctx = soonCtx
+	later, cancel3 := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel3()
+	if d, err := f.h.grant(later, f.c, f.last, f.h.Clock.Now()); err != nil || !d.Allowed {
+		t.Fatalf("last request: %+v, %v; want allowed", d, err)
+	}
+	if g := f.queued[0]; g.decision.Allowed || g.err == nil {
+		t.Errorf("expired grant: %+v, %v; want an error and no grant", g.decision, g.err)
+	}
+	var got policyv1alpha1.TopologyDisruptionBudget
+	if err := server.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "b"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range got.Status.DisruptedPods {
+		if r.Name == "web-0" {
+			t.Errorf("the expired request's eviction was recorded: %v", got.Status.DisruptedPods)
+		}
+	}
+	if len(deadlines) != 1 || !deadlines[0].Equal(soon) {
+		t.Errorf("write deadlines = %v, want one write by the earliest live deadline %v", deadlines, soon)
+	}
+}
+
+// The budget's lock is waited for no longer than the request's deadline:
+// the request is then refused for a retry (429), and writes nothing.
+func TestLockWaitEndsAtTheDeadline(t *testing.T) {
+	objs := append(zonePods(2), zoneNode(), zoneBudget(2, 1))
+	var writes atomic.Int32
+	server := countingServer(t, objs, &writes)
+	f := newGroupFixture(t, server, 1)
+	if err := f.c.entry.acquire(context.Background()); err != nil { // another request holds it
+		t.Fatal(err)
+	}
+	defer f.c.entry.release()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := f.h.grant(ctx, f.c, f.last, f.h.Clock.Now())
+	if err == nil || !retryable(err) {
+		t.Fatalf("err = %v, want a retryable deadline error", err)
+	}
+	if writes.Load() != 0 {
+		t.Errorf("status writes = %d, want none", writes.Load())
+	}
+	if len(f.c.entry.take()) != 0 {
+		t.Errorf("the withdrawn grant is still taken by the next holder")
 	}
 }
 

@@ -20,9 +20,15 @@ type RefusalReporter struct {
 	Clock    clock.PassiveClock
 	Interval time.Duration
 
-	mu   sync.Mutex
-	last map[types.UID]refusalWindow
+	mu        sync.Mutex
+	last      map[types.UID]refusalWindow
+	lastSweep time.Time
 }
+
+// refusalWindowIdle is how many intervals a budget's window is kept after
+// its last refusal: past it, its held-back count is not worth a budget that
+// may be gone.
+const refusalWindowIdle = 10
 
 type refusalWindow struct {
 	at         time.Time
@@ -38,6 +44,14 @@ func (r *RefusalReporter) Refused(tdb *policyv1alpha1.TopologyDisruptionBudget, 
 	r.mu.Lock()
 	if r.last == nil {
 		r.last = map[types.UID]refusalWindow{}
+	}
+	if now.Sub(r.lastSweep) > r.Interval {
+		r.lastSweep = now
+		for uid, w := range r.last {
+			if now.Sub(w.at) > refusalWindowIdle*r.Interval {
+				delete(r.last, uid)
+			}
+		}
 	}
 	w, seen := r.last[tdb.UID]
 	if seen && now.Sub(w.at) < r.Interval {

@@ -6,6 +6,8 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
 // Options configure the eviction webhook.
@@ -16,6 +18,8 @@ type Options struct {
 	Clock clock.PassiveClock
 	// RefusalEventInterval rate-limits refusal events per budget (default 1m).
 	RefusalEventInterval time.Duration
+	// GoneNodes remembers the last labels of deleted nodes (nil: none).
+	GoneNodes *tombstone.Nodes
 }
 
 // Register serves the eviction webhook at Path on the manager's webhook
@@ -35,6 +39,7 @@ func Register(mgr ctrl.Manager, opts Options) *EvictionHandler {
 		APIReader:       mgr.GetAPIReader(),
 		Clock:           clk,
 		ExemptNamespace: opts.ExemptNamespace,
+		GoneNodes:       opts.GoneNodes,
 		Refusals:        &RefusalReporter{Recorder: mgr.GetEventRecorder("tdb-operator-webhook"), Clock: clk, Interval: interval},
 	}
 	mgr.GetWebhookServer().Register(Path, &admission.Webhook{Handler: h})

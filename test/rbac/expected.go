@@ -20,6 +20,9 @@ var Expected = []Row{
 	{Kind: "ClusterRole", Group: "", Resource: "pods", Verbs: "get,list,patch,watch"},
 	// The rollout driver evicts through the Eviction API, so every budget applies.
 	{Kind: "ClusterRole", Group: "", Resource: "pods/eviction", Verbs: "create"},
+	// PodDisruptionBudgets are read so the webhook refuses, without a
+	// charge, an eviction core would refuse after it.
+	{Kind: "ClusterRole", Group: "policy", Resource: "poddisruptionbudgets", Verbs: "get,list,watch"},
 	// Budgets: read, and their status (the ledger) written.
 	{Kind: "ClusterRole", Group: "policy.tdb.dev", Resource: "topologydisruptionbudgets", Verbs: "get,list,watch"},
 	{Kind: "ClusterRole", Group: "policy.tdb.dev", Resource: "topologydisruptionbudgets/status", Verbs: "get,update"},

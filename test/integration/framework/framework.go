@@ -37,6 +37,7 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/controllers"
+	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 	evictionwebhook "github.com/tdb-operator/tdb-operator/internal/webhook"
 )
 
@@ -151,15 +152,21 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 		cancel()
 		return nil, err
 	}
+	goneNodes := tombstone.New(nil)
+	if err := goneNodes.Watch(ctx, mgr.GetCache()); err != nil {
+		cancel()
+		return nil, err
+	}
 	if !o.NoController {
-		if err := controllers.SetupAll(mgr, controllers.Options{Clock: clk, RecordTimeout: recordTimeout}); err != nil {
+		if err := controllers.SetupAll(mgr, controllers.Options{Clock: clk, RecordTimeout: recordTimeout,
+			OperatorNamespace: ExemptNamespace, GoneNodes: goneNodes}); err != nil {
 			cancel()
 			return nil, err
 		}
 	}
 	m := &Manager{Cancel: cancel, Done: make(chan error, 1)}
 	if o.Webhook != nil {
-		m.Handler = evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: ExemptNamespace, Clock: clk})
+		m.Handler = evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: ExemptNamespace, Clock: clk, GoneNodes: goneNodes})
 	}
 	go func() { m.Done <- mgr.Start(ctx) }()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {

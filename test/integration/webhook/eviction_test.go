@@ -211,9 +211,11 @@ var _ = Describe("Evictions through the real Eviction API", func() {
 
 		By("IfHealthyBudget: the zone is below its desired 3 healthy, so the unready pod stays")
 		Expect(evict(w.Pods["zone-a"][2])).To(beTooManyRequests())
-		By("AlwaysAllow: the unready pod may go, and nothing is charged")
+		By("AlwaysAllow: the unready pod may go, and nothing is charged; the eviction is recorded, so the pod cannot count again should it turn Ready before it goes")
+		before := get(lenient).Status.Domains
 		Expect(evict(w.Pods["zone-b"][2])).To(Succeed())
-		Expect(records(lenient)).To(BeEmpty())
+		Expect(records(lenient)).To(Equal([]string{w.Pods["zone-b"][2].Name + "@zone-b"}))
+		Expect(get(lenient).Status.Domains).To(Equal(before))
 	})
 
 	It("charges every covering budget or none: a second budget's refusal leaves the first uncharged", func() {
@@ -242,11 +244,11 @@ var _ = Describe("Evictions through the real Eviction API", func() {
 		Expect(records(second)).To(Equal([]string{"ingester-zone-a-0@all"}))
 	})
 
-	It("lets a policy/v1 PDB refuse after the budget allowed, and the phantom record expires", func() {
+	It("refuses without a charge what a policy/v1 PDB would refuse after it", func() {
 		tdb := newBudget(ns, "ingesters", nil)
 		Eventually(allowedByZone(tdb)).Should(Equal([]int32{1, 1, 1}))
 		pdb := &policyv1.PodDisruptionBudget{
-			ObjectMeta: metav1.ObjectMeta{Name: "ingesters", Namespace: ns},
+			ObjectMeta: metav1.ObjectMeta{Name: "ingesters-pdb", Namespace: ns},
 			Spec: policyv1.PodDisruptionBudgetSpec{
 				Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ingester"}},
 				MinAvailable: ptr.To(intstr.FromInt32(9)),
@@ -257,14 +259,38 @@ var _ = Describe("Evictions through the real Eviction API", func() {
 		// kube-controller-manager would, which allows nothing.
 		pdb.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: pdb.Generation, ExpectedPods: 9, CurrentHealthy: 9, DesiredHealthy: 9}
 		Expect(k8s.Status().Update(ctx, pdb)).To(Succeed())
+		rv := get(tdb).ResourceVersion
 
+		// Dry runs (never recorded) wait for the webhook's cache to show the
+		// PDB's status.
+		Eventually(func() string {
+			err := evictDryRunQuery(w.Pods["zone-a"][0])
+			if err == nil {
+				return "allowed"
+			}
+			return err.Error()
+		}).Should(ContainSubstring("PodDisruptionBudget ingesters-pdb"))
 		err := evict(w.Pods["zone-a"][0])
 		Expect(err).To(beTooManyRequests())
-		Expect(err.Error()).To(ContainSubstring("disruption budget"))
-		Expect(err.Error()).NotTo(ContainSubstring("topology disruption budget"))
-		Expect(records(tdb)).To(Equal([]string{"ingester-zone-a-0@zone-a"}))
-		Expect(allowedByZone(tdb)()).To(Equal([]int32{0, 1, 1}))
+		Expect(err.Error()).To(And(ContainSubstring("PodDisruptionBudget ingesters-pdb"), ContainSubstring("not charged")))
+		Expect(records(tdb)).To(BeEmpty())
+		Expect(get(tdb).ResourceVersion).To(Equal(rv))
+		Expect(allowedByZone(tdb)()).To(Equal([]int32{1, 1, 1}))
+	})
 
+	It("drops, after the record timeout and a live read of its pod, a record of an eviction that never happened", func() {
+		tdb := newBudget(ns, "ingesters", nil)
+		Eventually(allowedByZone(tdb)).Should(Equal([]int32{1, 1, 1}))
+		// A grant that a later admission step refused: the record is in
+		// status, the pod keeps running.
+		victim := w.Pods["zone-a"][0]
+		Eventually(func() error {
+			cur := get(tdb)
+			cur.Status.DisruptedPods = append(cur.Status.DisruptedPods, policyv1alpha1.DisruptedPod{
+				Name: victim.Name, UID: victim.UID, Domain: "zone-a", Time: metav1.Now()})
+			return k8s.Status().Update(ctx, cur)
+		}).Should(Succeed())
+		Eventually(allowedByZone(tdb)).Should(Equal([]int32{0, 1, 1}))
 		By("the record's pod keeps running: after the record timeout it is dropped")
 		Eventually(allowedByZone(tdb), recordTimeout+10*time.Second).Should(Equal([]int32{1, 1, 1}))
 		Expect(records(tdb)).To(BeEmpty())

@@ -1,0 +1,200 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
+)
+
+// grant decides the eviction of pod against the one budget covering it and,
+// when allowed, records it, together with the other grants queued for the
+// budget meanwhile (see ledger). It waits no longer than ctx: a grant that
+// no holder has taken by then is withdrawn, never to be written.
+func (h *EvictionHandler) grant(ctx context.Context, c *coveringBudget, pod *corev1.Pod, now time.Time) (budget.Decision, error) {
+	g := &grant{ctx: ctx, pod: pod, domain: c.domain, now: now, seen: c.tdb}
+	c.entry.enqueue(g)
+	for {
+		if ctx.Err() != nil {
+			if g.withdraw() {
+				return budget.Decision{}, fmt.Errorf("waiting for budget %s/%s: %w", c.tdb.Namespace, c.tdb.Name, ctx.Err())
+			}
+			<-g.finished // a holder has it, and finishes by its deadline
+			return g.decision, g.err
+		}
+		select {
+		case <-g.finished:
+			return g.decision, g.err
+		case c.entry.lock <- struct{}{}:
+			if batch := c.entry.take(); len(batch) > 0 {
+				h.commit(ctx, c, batch)
+			}
+			c.entry.release()
+			if g.isFinished() {
+				return g.decision, g.err
+			}
+		case <-ctx.Done():
+		}
+	}
+}
+
+// groupContext bounds a group's work by the earliest deadline among the
+// grants still waiting, so that no write lands after a request it answers
+// has given up; it does not end when the holder's own client goes away,
+// since the others' answers depend on it.
+func groupContext(holder context.Context, batch []*grant) (context.Context, context.CancelFunc) {
+	var earliest time.Time
+	for _, g := range batch {
+		if d, ok := g.context().Deadline(); ok && (earliest.IsZero() || d.Before(earliest)) {
+			earliest = d
+		}
+	}
+	base := context.WithoutCancel(holder)
+	if earliest.IsZero() {
+		return context.WithCancel(base)
+	}
+	return context.WithDeadline(base, earliest)
+}
+
+// commit decides the grants in turn against the newest version of the
+// budget, each seeing the records and allowances of those before it, and
+// writes the result in one status write with the budget's resourceVersion.
+// On a conflict it re-reads the budget and decides them all again. Every
+// grant is finished when it returns; none is allowed unless the write that
+// records it succeeded. Before each try, grants whose request has gone away
+// are refused and left out: nothing is written for an answer nobody reads.
+func (h *EvictionHandler) commit(holder context.Context, c *coveringBudget, batch []*grant) {
+	defer func() {
+		// Should deciding panic, no grant is left without an answer.
+		for _, g := range batch {
+			g.finish(budget.Decision{}, errors.New("internal error deciding the eviction"))
+		}
+	}()
+	base := c.entry.newest(c.tdb)
+	for _, g := range batch {
+		if cand := c.entry.newest(g.seen); newerVersion(cand, base) {
+			base = cand
+		}
+	}
+	for try := 1; ; try++ {
+		live := batch[:0:0]
+		for _, g := range batch {
+			if err := g.context().Err(); err != nil {
+				g.finish(budget.Decision{}, fmt.Errorf("the eviction request went away: %w", err))
+				continue
+			}
+			live = append(live, g)
+		}
+		if len(live) == 0 {
+			return
+		}
+		batch = live
+		ctx, cancel := groupContext(holder, batch)
+		err := h.tryCommit(ctx, c, batch, base, try)
+		cancel()
+		if err == nil {
+			return
+		}
+		fresh := &policyv1alpha1.TopologyDisruptionBudget{}
+		rctx, rcancel := groupContext(holder, batch)
+		err = h.APIReader.Get(rctx, client.ObjectKeyFromObject(base), fresh)
+		rcancel()
+		if err != nil {
+			for _, g := range batch {
+				g.finish(budget.Decision{}, fmt.Errorf("re-reading %s/%s after a conflict: %w", base.Namespace, base.Name, err))
+			}
+			return
+		}
+		c.entry.latest.Store(fresh)
+		base = fresh
+	}
+}
+
+// errRetry says a group's write conflicted and is to be decided again.
+var errRetry = errors.New("conflict")
+
+// tryCommit decides and writes the group once on base. It finishes every
+// grant, or none and returns errRetry after a conflict.
+func (h *EvictionHandler) tryCommit(ctx context.Context, c *coveringBudget, batch []*grant, base *policyv1alpha1.TopologyDisruptionBudget, try int) error {
+	work := base.DeepCopy()
+	decisions := make([]budget.Decision, len(batch))
+	errs := make([]error, len(batch))
+	writes := 0
+	for i, g := range batch {
+		if g.seen.UID != work.UID || g.seen.Generation != work.Generation || !h.sameDomain(ctx, work, g.pod, g.domain) {
+			// The pod's domain was found under another spec (or another
+			// budget of the same name), or its node was relabelled since.
+			decisions[i] = staleDecision(work)
+			continue
+		}
+		pod := g.pod
+		if !budget.IsHealthy(pod) {
+			// It would pass uncharged: decide on the pod as it is now, with
+			// the version to write fixed. A pod that turned Ready since it
+			// was read is charged like any; the record of an uncharged
+			// eviction keeps it from counting should it turn Ready later.
+			fresh, err := h.livePod(ctx, pod)
+			switch {
+			case err != nil:
+				errs[i] = err
+				continue
+			case fresh == nil:
+				decisions[i] = budget.Decision{Allowed: true, Reason: "PodNotFound"}
+				continue
+			case budget.CanIgnoreBudget(fresh):
+				decisions[i] = budget.Decision{Allowed: true, Reason: budget.DecisionPodNotRunning}
+				continue
+			}
+			pod = fresh
+		}
+		decisions[i] = budget.DecideEviction(work, budget.EvictionRequest{Pod: pod, Domain: g.domain, Now: g.now})
+		if decisions[i].Allowed && decisions[i].Status != nil {
+			work.Status = *decisions[i].Status
+			writes++
+		}
+	}
+	finish := func(writeErr error) {
+		for i, g := range batch {
+			switch {
+			case errs[i] != nil:
+				g.finish(budget.Decision{}, errs[i])
+			case writeErr != nil && decisions[i].Allowed && decisions[i].Status != nil:
+				g.finish(budget.Decision{}, writeErr)
+			default:
+				g.finish(decisions[i], nil)
+			}
+		}
+	}
+	if writes == 0 {
+		finish(nil)
+		return nil
+	}
+	err := h.Client.Status().Update(ctx, work)
+	switch {
+	case err == nil:
+		c.entry.latest.Store(work)
+		chargesPerWrite.Observe(float64(writes))
+		finish(nil)
+		return nil
+	case !apierrors.IsConflict(err):
+		finish(fmt.Errorf("recording the eviction in %s/%s: %w", base.Namespace, base.Name, err))
+		return nil
+	case try >= h.maxTries():
+		for i := range decisions {
+			if decisions[i].Allowed && decisions[i].Status != nil {
+				decisions[i] = budget.Decision{Reason: budget.DecisionContended, Message: fmt.Sprintf(
+					"topology disruption budget %s/%s: too many concurrent evictions; retry", base.Namespace, base.Name)}
+			}
+		}
+		finish(nil)
+		return nil
+	}
+	return errRetry
+}

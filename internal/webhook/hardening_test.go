@@ -1,0 +1,289 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/internal/tombstone"
+)
+
+func getBudget(t *testing.T, c client.Client, name string) *policyv1alpha1.TopologyDisruptionBudget {
+	t.Helper()
+	var b policyv1alpha1.TopologyDisruptionBudget
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, &b); err != nil {
+		t.Fatal(err)
+	}
+	return &b
+}
+
+// An Eviction whose preconditions do not match the pod is answered 409, as
+// the API server would, and charges nothing: no record holds the allowance
+// for an eviction that cannot happen.
+func TestPreconditionMismatchIsNotCharged(t *testing.T) {
+	var writes atomic.Int32
+	server := countingServer(t, []client.Object{readyPod(), zoneNode(), budgetAllowing("b", 1)}, &writes)
+	h := newHandler(t, server, server)
+	for _, pre := range []map[string]any{{"uid": "another-uid"}, {"resourceVersion": "1"}} {
+		body := eviction()
+		body["deleteOptions"] = map[string]any{"preconditions": pre}
+		resp := h.Handle(context.Background(), request(t, body, false))
+		if resp.Allowed || resp.Result.Code != http.StatusConflict {
+			t.Errorf("preconditions %v: %+v, want 409", pre, resp.Result)
+		}
+	}
+	if writes.Load() != 0 || len(getBudget(t, server, "b").Status.DisruptedPods) != 0 {
+		t.Errorf("a failed precondition was charged: %d writes", writes.Load())
+	}
+	// Matching preconditions are charged as usual.
+	body := eviction()
+	body["deleteOptions"] = map[string]any{"preconditions": map[string]any{"uid": "p0"}}
+	if resp := h.Handle(context.Background(), request(t, body, false)); !resp.Allowed {
+		t.Fatalf("matching precondition refused: %+v", resp.Result)
+	}
+	if n := len(getBudget(t, server, "b").Status.DisruptedPods); n != 1 {
+		t.Errorf("records = %d, want 1", n)
+	}
+}
+
+// When a policy/v1 PodDisruptionBudget over the pod allows nothing, core
+// refuses after this webhook: the webhook refuses first, with core's reason,
+// and writes nothing.
+func TestPDBRefusalIsNotCharged(t *testing.T) {
+	var writes atomic.Int32
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-pdb", Generation: 1},
+		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, MinAvailable: &intstr.IntOrString{IntVal: 3}},
+		Status:     policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, CurrentHealthy: 3, DesiredHealthy: 3},
+	}
+	server := countingServer(t, []client.Object{readyPod(), zoneNode(), budgetAllowing("b", 1), pdb}, &writes)
+	h := newHandler(t, server, server)
+	resp := h.Handle(context.Background(), request(t, eviction(), false))
+	if resp.Allowed || resp.Result.Code != http.StatusTooManyRequests || !strings.Contains(resp.Result.Message, "web-pdb") {
+		t.Fatalf("want 429 naming web-pdb, got %+v", resp.Result)
+	}
+	if writes.Load() != 0 {
+		t.Errorf("status writes = %d, want none", writes.Load())
+	}
+	// Once the PDB allows, the budget charges.
+	pdb.Status.DisruptionsAllowed = 1
+	if err := server.Status().Update(context.Background(), pdb); err != nil {
+		t.Fatal(err)
+	}
+	if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
+		t.Fatalf("refused with the PDB allowing: %+v", resp.Result)
+	}
+}
+
+// A retry of a recorded pod renews its record in a conditional write: if the
+// status controller removed the record meanwhile (the write conflicts), the
+// retry is decided afresh and charged, never let through as already counted.
+func TestAlreadyRecordedIsSerialisedWithTheRecordsRemoval(t *testing.T) {
+	ctx := context.Background()
+	b := budgetAllowing("b", 0)
+	b.Status.Domains[0].CurrentHealthy = 2
+	b.Status.DisruptedPods = []policyv1alpha1.DisruptedPod{{Name: "web-0", UID: "p0", Domain: "zone-a", Time: metav1.NewTime(time.Date(2026, 11, 21, 17, 59, 0, 0, time.UTC))}}
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), zoneNode(), b).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
+	var cached policyv1alpha1.TopologyDisruptionBudget
+	if err := server.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, &cached); err != nil {
+		t.Fatal(err)
+	}
+	// The status controller drops the record (no deletion was seen) and
+	// counts the pod healthy again: 3 healthy, needs 2, allows 1.
+	dropped := cached.DeepCopy()
+	dropped.Status = budgetAllowing("b", 1).Status
+	if err := server.Status().Update(ctx, dropped); err != nil {
+		t.Fatal(err)
+	}
+	cache := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), zoneNode(), &cached).Build()
+	h := newHandler(t, cache, server)
+	if resp := h.Handle(ctx, request(t, eviction(), false)); !resp.Allowed {
+		t.Fatalf("refused: %+v", resp.Result)
+	}
+	got := getBudget(t, server, "b")
+	if len(got.Status.DisruptedPods) != 1 || got.Status.Domains[0].DisruptionsAllowed != 0 || got.Status.Domains[0].CurrentHealthy != 2 {
+		t.Errorf("after the retry: records %v, allowed %d, healthy %d; want the pod charged afresh (1 record, 0 allowed, 2 healthy)",
+			got.Status.DisruptedPods, got.Status.Domains[0].DisruptionsAllowed, got.Status.Domains[0].CurrentHealthy)
+	}
+	if !got.Status.DisruptedPods[0].Time.Time.Equal(h.Clock.Now()) {
+		t.Errorf("record time %v, want the retry's %v", got.Status.DisruptedPods[0].Time, h.Clock.Now())
+	}
+}
+
+// A not-Ready pod that would pass uncharged is decided on the pod as it is
+// once the budget's version is fixed: turned Ready meanwhile, it is charged.
+func TestUnchargedPassIsDecidedOnTheCurrentPod(t *testing.T) {
+	ctx := context.Background()
+	notReady := readyPod()
+	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
+	var reads atomic.Int32
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(notReady, zoneNode(), budgetAllowing("b", 1)).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if err := c.Get(ctx, key, obj, opts...); err != nil {
+					return err
+				}
+				// From the second live read on, the pod is Ready.
+				if p, ok := obj.(*corev1.Pod); ok && reads.Add(1) > 1 {
+					p.Status.Conditions[0].Status = corev1.ConditionTrue
+				}
+				return nil
+			},
+		}).Build()
+	h := newHandler(t, server, server)
+	resp := h.Handle(ctx, request(t, eviction(), false))
+	if !resp.Allowed {
+		t.Fatalf("refused: %+v", resp.Result)
+	}
+	got := getBudget(t, server, "b")
+	if len(got.Status.DisruptedPods) != 1 || got.Status.Domains[0].DisruptionsAllowed != 0 {
+		t.Errorf("records %v, allowed %d; want the now-Ready pod charged", got.Status.DisruptedPods, got.Status.Domains[0].DisruptionsAllowed)
+	}
+}
+
+// An uncharged eviction of a not-Ready pod is recorded: its replacement is
+// then expected in its own domain.
+func TestUnchargedPassIsRecorded(t *testing.T) {
+	notReady := readyPod()
+	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
+	b := budgetAllowing("b", 1)
+	b.Spec.UnhealthyPodEvictionPolicy = policyv1alpha1.AlwaysAllow
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(notReady, zoneNode(), b).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
+	h := newHandler(t, server, server)
+	if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
+		t.Fatalf("refused: %+v", resp.Result)
+	}
+	got := getBudget(t, server, "b")
+	if len(got.Status.DisruptedPods) != 1 || got.Status.Domains[0].DisruptionsAllowed != 1 {
+		t.Errorf("records %v, allowed %d; want a record and the allowance untouched", got.Status.DisruptedPods, got.Status.Domains[0].DisruptionsAllowed)
+	}
+}
+
+// Several budgets: when one changed spec between the request's look and the
+// write, the eviction is refused for a retry, not charged to a domain found
+// under the old spec.
+func TestMultiBudgetRefusesAChangedSpec(t *testing.T) {
+	ctx := context.Background()
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), zoneNode(), budgetAllowing("a", 1), budgetAllowing("b", 1)).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
+	cache := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), zoneNode(), budgetAllowing("a", 1), budgetAllowing("b", 1)).Build()
+	// b's spec changes on the server (a new generation) and its status
+	// moves on: the cached b conflicts.
+	fresh := getBudget(t, server, "b")
+	fresh.Generation = 2
+	fresh.Status.ObservedGeneration = 2
+	if err := server.Update(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Status().Update(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, cache, server)
+	resp := h.Handle(ctx, request(t, eviction(), false))
+	if resp.Allowed || resp.Result.Code != http.StatusTooManyRequests {
+		t.Fatalf("want 429, got %+v", resp.Result)
+	}
+	for _, name := range []string{"a", "b"} {
+		if n := len(getBudget(t, server, name).Status.DisruptedPods); n != 0 {
+			t.Errorf("budget %s keeps %d records of an eviction refused", name, n)
+		}
+	}
+}
+
+// A node relabelled after the request found the pod's domain: the grant is
+// refused for a retry, not charged to the domain the pod left.
+func TestRelabelledNodeIsNotChargedTheOldDomain(t *testing.T) {
+	ctx := context.Background()
+	var writes atomic.Int32
+	server := countingServer(t, append(zonePods(2), zoneNode(), zoneBudget(2, 1)), &writes)
+	f := newGroupFixture(t, server, 2)
+	n := zoneNode()
+	if err := server.Get(ctx, client.ObjectKeyFromObject(n), n); err != nil {
+		t.Fatal(err)
+	}
+	n.Labels[zoneKey] = "zone-b"
+	if err := server.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.h.grant(ctx, f.c, f.last, f.h.Clock.Now())
+	if err != nil || d.Allowed || d.Reason != budget.DecisionStaleStatus {
+		t.Fatalf("decision %+v, %v; want refused StaleStatus", d, err)
+	}
+	if writes.Load() != 0 {
+		t.Errorf("status writes = %d, want none", writes.Load())
+	}
+}
+
+// A pod whose node is gone is decided in the domain it was in, from the
+// deleted node's last labels; with nothing known, only that pod is refused.
+func TestPodOnAGoneNode(t *testing.T) {
+	p := readyPod()
+	p.Spec.NodeName = "gone"
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(p, zoneNode(), budgetAllowing("b", 1)).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
+	h := newHandler(t, server, server)
+	resp := h.Handle(context.Background(), request(t, eviction(), false))
+	if resp.Allowed || !strings.Contains(resp.Result.Message, "node is gone") {
+		t.Fatalf("nothing known of the node: %+v, want a refusal saying the node is gone", resp.Result)
+	}
+	h.GoneNodes = tombstone.New(nil)
+	h.GoneNodes.Deleted(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gone", Labels: map[string]string{zoneKey: "zone-a"}}})
+	if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
+		t.Fatalf("with the node's last labels: %+v, want allowed in zone-a", resp.Result)
+	}
+	if recs := getBudget(t, server, "b").Status.DisruptedPods; len(recs) != 1 || recs[0].Domain != "zone-a" {
+		t.Errorf("records %v, want one in zone-a", recs)
+	}
+}
+
+// Per-budget state is freed: ledger entries after an idle time, refusal
+// windows after ten intervals.
+func TestPerBudgetMemoryIsBounded(t *testing.T) {
+	var l ledger
+	t0 := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 100; i++ {
+		l.entryAt(types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("b%d", i)}, t0)
+	}
+	busy := l.entryAt(types.NamespacedName{Namespace: "ns", Name: "busy"}, t0)
+	if err := busy.acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	l.entryAt(types.NamespacedName{Namespace: "ns", Name: "b0"}, t0.Add(idleEntry+time.Second))
+	if got := l.size(); got != 2 {
+		t.Errorf("ledger entries after an idle time = %d, want 2 (the one in use and the one held)", got)
+	}
+
+	clk := clocktesting.NewFakeClock(t0)
+	r := &RefusalReporter{Recorder: events.NewFakeRecorder(1000), Clock: clk, Interval: time.Minute}
+	for i := 0; i < 100; i++ {
+		r.Refused(&policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "b", UID: types.UID(fmt.Sprint(i))}}, "refused")
+	}
+	clk.Step(refusalWindowIdle*time.Minute + time.Second)
+	r.Refused(&policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "b", UID: "new"}}, "refused")
+	r.mu.Lock()
+	n := len(r.last)
+	r.mu.Unlock()
+	if n != 1 {
+		t.Errorf("refusal windows = %d, want 1", n)
+	}
+}
