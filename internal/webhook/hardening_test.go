@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -142,8 +143,10 @@ func TestUnchargedPassIsDecidedOnTheCurrentPod(t *testing.T) {
 				if err := c.Get(ctx, key, obj, opts...); err != nil {
 					return err
 				}
-				// From the second live read on, the pod is Ready.
-				if p, ok := obj.(*corev1.Pod); ok && reads.Add(1) > 1 {
+				// The cache's read and the first live read (the request's
+				// look at the pod) show it not Ready; it turns Ready before
+				// the grant is decided under the budget's lock.
+				if p, ok := obj.(*corev1.Pod); ok && reads.Add(1) > 2 {
 					p.Status.Conditions[0].Status = corev1.ConditionTrue
 				}
 				return nil
@@ -189,19 +192,26 @@ func TestMultiBudgetRefusesAChangedSpec(t *testing.T) {
 	cache := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), zoneNode(), budgetAllowing("a", 1), budgetAllowing("b", 1)).Build()
 	// b's spec changes on the server (a new generation) and its status
 	// moves on: the cached b conflicts.
+	// (The fake API server does not bump generations: the test does.)
 	fresh := getBudget(t, server, "b")
+	fresh.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(2))
 	fresh.Generation = 2
-	fresh.Status.ObservedGeneration = 2
 	if err := server.Update(ctx, fresh); err != nil {
 		t.Fatal(err)
 	}
+	fresh = getBudget(t, server, "b")
+	// The status controller has already recomputed it: allowing, current.
+	fresh.Status.ObservedGeneration = fresh.Generation
 	if err := server.Status().Update(ctx, fresh); err != nil {
 		t.Fatal(err)
 	}
+	if got := getBudget(t, server, "b"); got.Generation != 2 || got.Status.ObservedGeneration != 2 || got.Status.Domains[0].DisruptionsAllowed != 1 {
+		t.Fatalf("setup: generation %d, observed %d", got.Generation, got.Status.ObservedGeneration)
+	}
 	h := newHandler(t, cache, server)
 	resp := h.Handle(ctx, request(t, eviction(), false))
-	if resp.Allowed || resp.Result.Code != http.StatusTooManyRequests {
-		t.Fatalf("want 429, got %+v", resp.Result)
+	if resp.Allowed || resp.Result.Code != http.StatusTooManyRequests || !strings.Contains(resp.Result.Message, "changed") {
+		t.Fatalf("want 429 saying the budget changed, got %+v", resp.Result)
 	}
 	for _, name := range []string{"a", "b"} {
 		if n := len(getBudget(t, server, name).Status.DisruptedPods); n != 0 {
