@@ -33,10 +33,14 @@ func (h *EvictionHandler) grant(ctx context.Context, c *coveringBudget, pod *cor
 		case <-g.finished:
 			return g.decision, g.err
 		case c.entry.lock <- struct{}{}:
-			if batch := c.entry.take(); len(batch) > 0 {
-				h.commit(ctx, c, batch)
-			}
-			c.entry.release()
+			func() {
+				// Released even if deciding panics: a lock held forever
+				// would refuse every later eviction of the budget.
+				defer c.entry.release()
+				if batch := c.entry.take(); len(batch) > 0 {
+					h.commit(ctx, c, batch)
+				}
+			}()
 			if g.isFinished() {
 				return g.decision, g.err
 			}

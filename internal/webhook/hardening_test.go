@@ -297,3 +297,34 @@ func TestPerBudgetMemoryIsBounded(t *testing.T) {
 		t.Errorf("refusal windows = %d, want 1", n)
 	}
 }
+
+// A panic while a group is decided answers its grants and releases the
+// budget's lock: later evictions of the budget are still decided.
+func TestPanicReleasesTheBudgetsLock(t *testing.T) {
+	var calls atomic.Int32
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(append(zonePods(3), zoneNode(), zoneBudget(3, 2))...).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+				if calls.Add(1) == 1 {
+					panic("boom")
+				}
+				return c.SubResource(sub).Update(ctx, obj, opts...)
+			},
+		}).Build()
+	f := newGroupFixture(t, server, 3)
+	func() {
+		defer func() { _ = recover() }()
+		_, _ = f.h.grant(context.Background(), f.c, f.last, f.h.Clock.Now())
+	}()
+	for i, g := range f.queued {
+		if !g.done || g.decision.Allowed {
+			t.Errorf("grant %d after the panic: done=%v allowed=%v; want answered, not allowed", i, g.done, g.decision.Allowed)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if d, err := f.h.grant(ctx, f.c, f.last, f.h.Clock.Now()); err != nil || !d.Allowed {
+		t.Fatalf("after the panic: %+v, %v; want allowed (the lock was released)", d, err)
+	}
+}
