@@ -65,6 +65,7 @@ func run() error {
 		webhookPort    int
 		webhookCertDir string
 		webhookHost    string
+		clientCAName   string
 		enableWebhook  bool
 		certRotation   bool
 		shutdownDelay  time.Duration
@@ -81,6 +82,7 @@ func run() error {
 	flag.BoolVar(&enableWebhook, "enable-webhook", true, "Serve the pods/eviction admission webhook.")
 	flag.StringVar(&webhookHost, "webhook-host", "", "Address the webhook server binds to; empty means all interfaces.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port of the webhook server (TLS).")
+	flag.StringVar(&clientCAName, "webhook-client-ca-name", "", "File in --webhook-cert-dir (a name, or a relative path such as client-ca/ca.crt) holding the PEM CA certificate(s) that sign the API server's client certificate for webhooks. Set, the webhook server refuses every connection that does not present a certificate signed by them, so a pod that can reach the webhook port cannot forge an admission request; read once at start. Empty (the default): callers are not authenticated. With --cert-rotation it must not be tls.crt, tls.key or ca.crt, which the operator writes there. See docs/install.md.")
 	flag.StringVar(&webhookCertDir, "webhook-cert-dir", "", "Directory holding tls.crt and tls.key for the webhook server (written there by the operator with --cert-rotation); default: <temp dir>/k8s-webhook-server/serving-certs.")
 	flag.DurationVar(&shutdownDelay, "shutdown-delay", defaultShutdownDelay(), "On SIGTERM, report not ready and keep answering webhook calls this long before stopping, so the Service stops routing evictions here first (a failed call would abort a kubectl drain). Default: 5s in a cluster, 0 otherwise.")
 	flag.BoolVar(&certRotation, "cert-rotation", inCluster(), "Create and rotate the webhook's serving certificate in a Secret and inject its CA into the webhook configuration (no cert-manager needed); every replica copies it into --webhook-cert-dir. Default: true when running in a cluster. Off: the certificate is read from --webhook-cert-dir as it is (cert-manager, make run-local).")
@@ -95,6 +97,9 @@ func run() error {
 	if recordTimeout < budget.MinRecordTimeout {
 		return fmt.Errorf("--record-timeout must be at least %s (core deletes an evicted pod within about 10 s of admitting the eviction), got %s", budget.MinRecordTimeout, recordTimeout)
 	}
+	if err := checkClientCAName(clientCAName, certRotation); err != nil {
+		return err
+	}
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -105,7 +110,9 @@ func run() error {
 		// writes to it.
 		webhookCertDir = filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs")
 	}
-	webhookServer := webhook.NewServer(webhook.Options{Host: webhookHost, Port: webhookPort, CertDir: webhookCertDir})
+	// With ClientCAName set, controller-runtime reads the CA from CertDir
+	// when the server starts and requires and verifies client certificates.
+	webhookServer := webhook.NewServer(webhook.Options{Host: webhookHost, Port: webhookPort, CertDir: webhookCertDir, ClientCAName: clientCAName})
 	var rotation *certs.Rotation
 	if enableWebhook && certRotation {
 		certOptions.Namespace = operatorNS
@@ -241,4 +248,24 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// checkClientCAName refuses a --webhook-client-ca-name that cannot work:
+// an absolute path (controller-runtime joins it to --webhook-cert-dir), or,
+// with --cert-rotation, a file the rotation writes, whose CA signs the
+// operator's serving certificate, not the API server's client certificate.
+func checkClientCAName(name string, rotation bool) error {
+	if name == "" {
+		return nil
+	}
+	if filepath.IsAbs(name) {
+		return fmt.Errorf("--webhook-client-ca-name must be relative to --webhook-cert-dir, got %q", name)
+	}
+	if rotation {
+		switch filepath.Clean(name) {
+		case certs.CertFile, certs.KeyFile, certs.CAFile:
+			return fmt.Errorf("--webhook-client-ca-name=%s names a file --cert-rotation writes (the operator's own serving certificate and CA); mount the CA of the API server's client certificate under another name, e.g. client-ca/ca.crt", name)
+		}
+	}
+	return nil
 }

@@ -26,27 +26,42 @@ const (
 // +kubebuilder:validation:Enum=In;NotIn;Exists;DoesNotExist;Gt;Lt
 type NodeSelectorOperator string
 
+// The Gt/Lt rule below accepts exactly the values labels.NewRequirement
+// parses: an int64 (strconv.ParseInt) that is also a label value, so without
+// a sign. Leading zeros are allowed; 19 significant digits are compared as
+// strings, which orders equal-length digit strings numerically.
+
 // NodeSelectorRequirement is a core/v1 NodeSelectorRequirement whose
-// invariants are checked by the API server.
+// invariants are checked by the API server, as Kubernetes' label selector
+// parser checks them: the key is a label key, the values are label values,
+// and Gt and Lt take one integer between 0 and 9223372036854775807 (a label
+// value cannot begin with "-").
 // +kubebuilder:validation:XValidation:rule="self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : true",message="values must be non-empty when operator is In or NotIn"
 // +kubebuilder:validation:XValidation:rule="self.operator in ['Exists', 'DoesNotExist'] ? (!has(self.values) || size(self.values) == 0) : true",message="values must be empty when operator is Exists or DoesNotExist"
-// +kubebuilder:validation:XValidation:rule="self.operator in ['Gt', 'Lt'] ? (has(self.values) && size(self.values) == 1 && self.values[0].matches('^-?[0-9]+$')) : true",message="values must hold exactly one integer when operator is Gt or Lt"
+// +kubebuilder:validation:XValidation:rule="self.operator in ['Gt', 'Lt'] ? (has(self.values) && size(self.values) == 1 && (self.values[0].matches('^0*[0-9]{1,18}$') || (self.values[0].matches('^0*[1-9][0-9]{18}$') && self.values[0].substring(self.values[0].size() - 19) <= '9223372036854775807'))) : true",message="values must hold exactly one integer between 0 and 9223372036854775807 (an int64 without a sign) when operator is Gt or Lt",fieldPath=".values"
 type NodeSelectorRequirement struct {
-	// key is the node label key the requirement applies to.
+	// key is the node label key the requirement applies to: a valid label
+	// key (an optional DNS subdomain prefix of at most 253 characters and a
+	// "/", then a name of at most 63 characters).
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="!self.contains('/') || self.split('/')[0].size() <= 253",message="the prefix of a key must be at most 253 characters"
 	Key string `json:"key"`
 	// operator relates the key to the values: In, NotIn, Exists, DoesNotExist,
 	// Gt or Lt.
 	// +required
 	Operator NodeSelectorOperator `json:"operator"`
-	// values are the label values. In and NotIn need at least one; Exists and
+	// values are the label values, each a valid label value (at most 63
+	// characters, empty or beginning and ending with a letter or digit, with
+	// '-', '_' and '.' inside). In and NotIn need at least one; Exists and
 	// DoesNotExist take none; Gt and Lt take exactly one integer.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
 	Values []string `json:"values,omitempty"`
 }
 
@@ -85,15 +100,29 @@ type NodeSelectorTerm struct {
 	MatchFields []NodeFieldSelectorRequirement `json:"matchFields,omitempty"`
 }
 
+// The selector's rules check what the API server's CEL cost limit lets
+// them: metav1.LabelSelector's maps, lists and strings have no size bounds in
+// the schema, so a rule that scans matchLabels values or matchExpressions
+// keys and values is estimated hundreds of times over the limit, and the API
+// server would refuse the CRD. Keys of matchLabels are estimated small and
+// are checked in full (two rules: one alone is over the limit); a selector
+// that slips through fails only its own budget.
+
 // TopologyDisruptionBudgetSpec is the desired budget.
 // +kubebuilder:validation:XValidation:rule="has(self.minAvailable) != has(self.maxUnavailable)",message="exactly one of minAvailable or maxUnavailable must be set"
 // +kubebuilder:validation:XValidation:rule="!has(self.maxDisruptedDomains) || (has(self.topologyKey) && size(self.topologyKey) > 0)",message="maxDisruptedDomains requires topologyKey",fieldPath=".maxDisruptedDomains"
 type TopologyDisruptionBudgetSpec struct {
 	// selector picks the covered pods, in the budget's own namespace only. An
 	// empty selector covers every pod of the namespace, as in policy/v1.
+	// matchLabels keys must be label keys and its values at most 63
+	// characters; matchExpressions keys must be 1 to 317 characters.
 	// +required
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="matchExpressions operator must be In, NotIn, Exists or DoesNotExist"
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn'] ? (has(e.values) && size(e.values) > 0) : (!has(e.values) || size(e.values) == 0))",message="matchExpressions values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="matchExpressions operator must be In, NotIn, Exists or DoesNotExist",fieldPath=".matchExpressions"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn'] ? (has(e.values) && size(e.values) > 0) : (!has(e.values) || size(e.values) == 0))",message="matchExpressions values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist",fieldPath=".matchExpressions"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.key.size() > 0 && e.key.size() <= 317)",message="matchExpressions keys must be label keys: 1 to 317 characters",fieldPath=".matchExpressions"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchLabels) || self.matchLabels.all(k, k.matches('^([^/]*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",message="matchLabels keys must be label keys: a name of 1 to 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit, optionally after a prefix and one '/'",fieldPath=".matchLabels"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchLabels) || self.matchLabels.all(k, !k.contains('/') || (k.indexOf('/') <= 253 && k.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/')))",message="the prefix of a matchLabels key (before the '/') must be a DNS subdomain of at most 253 characters: lowercase letters, digits, '-' and '.'",fieldPath=".matchLabels"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchLabels) || self.matchLabels.all(k, self.matchLabels[k].size() <= 63)",message="matchLabels values must be at most 63 characters",fieldPath=".matchLabels"
 	Selector *metav1.LabelSelector `json:"selector"`
 
 	// topologyKey is the node label whose value is a pod's failure domain; the

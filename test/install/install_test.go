@@ -5,18 +5,23 @@ package install_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -25,10 +30,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 	"github.com/tdb-operator/tdb-operator/test/rbac"
 )
 
@@ -38,6 +47,10 @@ const (
 	webhookConfig = "tdb-validating-webhook-configuration"
 	// testImage is what `make deploy IMG=...` must put in the Deployment.
 	testImage = "example.invalid/tdb-operator:v0.0.0-install-test"
+	// networkPolicy is the manager pods' NetworkPolicy, and ingressFile the
+	// file of config/default that sets its rules.
+	networkPolicy = "tdb-allow-webhook-traffic"
+	ingressFile   = "manager-ingress.yaml"
 )
 
 func decode(stream []byte) ([]*unstructured.Unstructured, error) {
@@ -148,6 +161,7 @@ var _ = Describe("config/default", Ordered, func() {
 			"Service tdb-system/tdb-webhook-service",
 			"Deployment tdb-system/tdb-operator",
 			"PodDisruptionBudget tdb-system/tdb-operator",
+			"NetworkPolicy tdb-system/"+networkPolicy,
 			"ValidatingWebhookConfiguration "+webhookConfig,
 		))
 
@@ -182,6 +196,18 @@ var _ = Describe("config/default", Ordered, func() {
 		Expect(vwc.Webhooks[0].NamespaceSelector.MatchExpressions).To(ConsistOf(metav1.LabelSelectorRequirement{
 			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{namespace},
 		}))
+
+		By("the NetworkPolicy selects the manager pods and admits the webhook port only, from the callers " + ingressFile + " sets")
+		var np networkingv1.NetworkPolicy
+		typed(objs, "NetworkPolicy", networkPolicy, &np)
+		npSel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(npSel.Matches(labels.Set(pod.Labels))).To(BeTrue())
+		Expect(np.Spec.PolicyTypes).To(Equal([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}))
+		Expect(np.Spec.Ingress).To(Equal(configuredIngress(filepath.Join(kwokenv.Root(), "config", "default"))))
+		Expect(np.Spec.Ingress).To(HaveLen(1), "one rule: the webhook port")
+		Expect(np.Spec.Ingress[0].Ports).To(Equal([]networkingv1.NetworkPolicyPort{webhookPort()}))
+		Expect(svc.Spec.Ports[0].TargetPort).To(Equal(*webhookPort().Port), "the port the webhook Service sends to")
 
 		By("the operator's PodDisruptionBudget covers its pods")
 		var pdb policyv1.PodDisruptionBudget
@@ -293,12 +319,38 @@ var _ = Describe("config/default", Ordered, func() {
 		Expect(accepted).To(Equal(len(objs)))
 	})
 
-	It("with the network-policy overlay too", func(ctx SpecContext) {
-		np := objectsOf(build("network-policy"))
-		Expect(np).To(HaveLen(len(objs) + 1))
-		refused, warnings := dryRunEach(ctx, np)
-		Expect(refused).To(BeEmpty())
-		Expect(warnings).To(BeEmpty())
+	It("restricts the webhook port to the range set in "+ingressFile+", and the API server accepts the policy", func(ctx SpecContext) {
+		// A copy of config/ whose webhook rule admits a control plane on
+		// 10.1.2.0/24 only: what a user edits in manager-ingress.yaml.
+		dir := GinkgoT().TempDir()
+		Expect(exec.Command("cp", "-R", filepath.Join(kwokenv.Root(), "config"), dir).Run()).To(Succeed())
+		edited := filepath.Join(dir, "config", "default", ingressFile)
+		raw, err := os.ReadFile(edited)
+		Expect(err).NotTo(HaveOccurred())
+		var settings map[string]any
+		Expect(yaml.Unmarshal(raw, &settings)).To(Succeed())
+		rules := settings["ingress"].([]any)
+		Expect(rules).To(HaveLen(1))
+		rules[0].(map[string]any)["from"] = []any{map[string]any{"ipBlock": map[string]any{"cidr": "10.1.2.0/24"}}}
+		out, err := yaml.Marshal(settings)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(edited, out, 0o600)).To(Succeed())
+
+		narrowed := objectsOf(buildDir(filepath.Join(dir, "config", "default")))
+		Expect(narrowed).To(HaveLen(len(objs)))
+		var np networkingv1.NetworkPolicy
+		typed(narrowed, "NetworkPolicy", networkPolicy, &np)
+		Expect(np.Spec.Ingress).To(Equal([]networkingv1.NetworkPolicyIngressRule{{
+			From:  []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.1.2.0/24"}}},
+			Ports: []networkingv1.NetworkPolicyPort{webhookPort()},
+		}}))
+		for _, u := range narrowed {
+			if u.GetKind() == "NetworkPolicy" {
+				refused, warnings := dryRunEach(ctx, []*unstructured.Unstructured{u})
+				Expect(refused).To(BeEmpty())
+				Expect(warnings).To(BeEmpty())
+			}
+		}
 	})
 
 	It("with the cert-manager overlay, which hands the certificate to cert-manager", func(ctx SpecContext) {
@@ -348,6 +400,7 @@ var _ = Describe("config/default", Ordered, func() {
 			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "tdb-manager-rolebinding"}},
 			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "tdb-webhook-server-cert"}},
 			&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: webhookConfig}},
+			&networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: networkPolicy}},
 		} {
 			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed(), "%T %s", obj, obj.GetName())
 		}
@@ -424,6 +477,50 @@ var _ = Describe("config/default", Ordered, func() {
 		Expect(string(log)).NotTo(ContainSubstring("forbidden"), "the manager was refused something its RBAC should grant; see %s", mgr.logPath)
 	})
 
+	It("with --webhook-client-ca-name, answers only callers that present a certificate that CA signed: a pod cannot forge an admission request", func(ctx SpecContext) {
+		var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+		typed(objs, "ValidatingWebhookConfiguration", webhookConfig, &vwc)
+		ref := vwc.Webhooks[0].ClientConfig.Service
+		serverName := ref.Name + "." + ref.Namespace + ".svc"
+
+		By("a client CA named like a file the certificate rotation writes is refused at start")
+		bin, err := kwokenv.BuildManager()
+		Expect(err).NotTo(HaveOccurred())
+		out, err := exec.CommandContext(ctx, bin, "--cert-rotation=true", "--webhook-client-ca-name=ca.crt").CombinedOutput()
+		Expect(err).To(HaveOccurred(), "%s", out)
+		Expect(string(out)).To(ContainSubstring("names a file --cert-rotation writes"))
+
+		apiServerCA := newTestCA("kube-apiserver webhook clients")
+		mgr := startManagerAs("system:serviceaccount:"+namespace+":tdb-operator", withClientCA(apiServerCA.pem))
+		DeferCleanup(mgr.stop)
+		Eventually(mgr.ready, "60s").Should(Succeed(), "see %s", mgr.logPath)
+		var secret corev1.Secret
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "tdb-webhook-server-cert"}, &secret)).To(Succeed())
+		servingCA := secret.Data["ca.crt"]
+		// An eviction in the operator's namespace: answered "allowed" without
+		// touching any budget, so the answer shows only that the call got in.
+		review := evictionReview(namespace, "tdb-operator-0", "install-test")
+
+		By("no client certificate: the TLS handshake is refused, no answer")
+		_, err = mgr.post(*ref.Path, review, servingCA, serverName, nil)
+		Expect(err).To(MatchError(ContainSubstring("remote error: tls:")))
+
+		By("a client certificate signed by another CA: refused, no answer")
+		forged := newTestCA("someone else").clientCertificate("kube-apiserver")
+		_, err = mgr.post(*ref.Path, review, servingCA, serverName, &forged)
+		Expect(err).To(MatchError(ContainSubstring("remote error: tls:")))
+
+		By("the API server's client certificate: answered")
+		apiServer := apiServerCA.clientCertificate("kube-apiserver")
+		body, err := mgr.post(*ref.Path, review, servingCA, serverName, &apiServer)
+		Expect(err).NotTo(HaveOccurred())
+		var answer admissionv1.AdmissionReview
+		Expect(json.Unmarshal(body, &answer)).To(Succeed())
+		Expect(answer.Response).NotTo(BeNil())
+		Expect(answer.Response.UID).To(Equal(types.UID("install-test")))
+		Expect(answer.Response.Allowed).To(BeTrue(), "%s", body)
+	})
+
 	// No eviction outside the operator's namespace here: with the webhook
 	// registered, the API server would call the webhook Service's cluster
 	// IP, an address on no network of this machine. Evictions in the
@@ -462,6 +559,58 @@ var _ = Describe("config/default", Ordered, func() {
 		}
 	})
 })
+
+// configuredIngress is the ingress rules the manager-ingress file of the
+// kustomization in dir sets for the manager pods' NetworkPolicy.
+func configuredIngress(dir string) []networkingv1.NetworkPolicyIngressRule {
+	raw, err := os.ReadFile(filepath.Join(dir, ingressFile))
+	Expect(err).NotTo(HaveOccurred())
+	var settings struct {
+		Ingress []networkingv1.NetworkPolicyIngressRule `json:"ingress"`
+	}
+	Expect(yaml.Unmarshal(raw, &settings)).To(Succeed())
+	Expect(settings.Ingress).NotTo(BeEmpty())
+	return settings.Ingress
+}
+
+// webhookPort is the manager's webhook port, by the container port's name.
+func webhookPort() networkingv1.NetworkPolicyPort {
+	return networkingv1.NetworkPolicyPort{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromString("webhook-server"))}
+}
+
+// buildDir runs the pinned kustomize on a directory.
+func buildDir(dir string) []byte {
+	cmd := exec.Command(kustomize, "build", dir)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	Expect(cmd.Run()).To(Succeed(), "kustomize build %s: %s", dir, errOut.String())
+	return out.Bytes()
+}
+
+// evictionReview is the AdmissionReview the API server sends the webhook for
+// an eviction of the pod ns/name.
+func evictionReview(ns, name, uid string) []byte {
+	eviction, err := json.Marshal(policyv1.Eviction{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "Eviction"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	review, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{
+			UID:         types.UID(uid),
+			Kind:        metav1.GroupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"},
+			Resource:    metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
+			SubResource: "eviction",
+			Namespace:   ns,
+			Name:        name,
+			Operation:   admissionv1.Create,
+			Object:      runtime.RawExtension{Raw: eviction},
+		},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return review
+}
 
 func operatorPods(ctx SpecContext, g Gomega) []corev1.Pod {
 	var pods corev1.PodList

@@ -3,11 +3,15 @@
 package controller_test
 
 import (
+	"strings"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
@@ -36,6 +40,24 @@ func validSpec() policyv1alpha1.TopologyDisruptionBudgetSpec {
 func req(key string, op policyv1alpha1.NodeSelectorOperator, values ...string) *policyv1alpha1.NodeSelectorTerm {
 	return &policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{{Key: key, Operator: op, Values: values}}}
 }
+
+func matchLabels(key, value string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchLabels: map[string]string{key: value}}
+}
+
+// Label keys and values at the limits of Kubernetes' label syntax
+// (k8s.io/apimachinery/pkg/util/validation: IsQualifiedName,
+// IsValidLabelValue).
+var (
+	// prefix253 is a DNS subdomain of the longest length a key prefix may
+	// have; prefix254 is one character too long.
+	prefix253 = strings.Repeat("a.", 126) + "a"
+	prefix254 = strings.Repeat("a.", 126) + "ab"
+	// name63 is a key name or label value of the longest length allowed,
+	// using every character class the syntax allows; name64 is too long.
+	name63 = "A" + strings.Repeat("b-_.", 15) + "z9"
+	name64 = name63 + "x"
+)
 
 var _ = Describe("API validation by the API server", func() {
 	var ns string
@@ -156,5 +178,122 @@ var _ = Describe("API validation by the API server", func() {
 		Entry("no selector", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			s.Selector = nil
 		}, "spec.selector", "Required value"),
+	)
+
+	// parseSelectors parses the spec's selectors as the status controller
+	// and the webhook do.
+	parseSelectors := func(spec policyv1alpha1.TopologyDisruptionBudgetSpec) error {
+		if _, err := metav1.LabelSelectorAsSelector(spec.Selector); err != nil {
+			return err
+		}
+		_, err := nodeaffinity.NewNodeSelector(&corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{spec.NodeSelectorTerm.ToCore()}})
+		return err
+	}
+
+	DescribeTable("refuses, with the field path, label keys and values the operator could not parse",
+		func(mutate func(*policyv1alpha1.TopologyDisruptionBudgetSpec), wantInMessage ...string) {
+			spec := validSpec()
+			mutate(&spec)
+			Expect(parseSelectors(spec)).To(HaveOccurred(), "the case must be one the operator's parsers refuse")
+
+			err := create(mutate)
+			Expect(err).To(HaveOccurred())
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+			for _, want := range wantInMessage {
+				Expect(err.Error()).To(ContainSubstring(want))
+			}
+		},
+		Entry("selector matchLabels key with a space", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchLabels("app name", "ingester")
+		}, "spec.selector.matchLabels", "matchLabels keys must be label keys"),
+		Entry("selector matchLabels empty key", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchLabels("", "ingester")
+		}, "spec.selector.matchLabels", "matchLabels keys must be label keys"),
+		Entry("selector matchLabels key whose name is 64 characters", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchLabels("example.com/"+name64, "ingester")
+		}, "spec.selector.matchLabels", "matchLabels keys must be label keys"),
+		Entry("selector matchLabels key with two slashes", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchLabels("example.com/app/name", "ingester")
+		}, "spec.selector.matchLabels", "matchLabels keys must be label keys"),
+		Entry("selector matchLabels key whose name ends with a dash", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchLabels("app-", "ingester")
+		}, "spec.selector.matchLabels", "matchLabels keys must be label keys"),
+		Entry("selector matchLabels key with an empty prefix", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchLabels("/app", "ingester")
+		}, "spec.selector.matchLabels", "the prefix of a matchLabels key (before the '/') must be a DNS subdomain"),
+		Entry("selector matchLabels key with an upper-case prefix", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchLabels("Example.com/app", "ingester")
+		}, "spec.selector.matchLabels", "must be a DNS subdomain"),
+		Entry("selector matchLabels key whose prefix is 254 characters", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchLabels(prefix254+"/app", "ingester")
+		}, "spec.selector.matchLabels", "must be a DNS subdomain of at most 253 characters"),
+		Entry("selector matchLabels value of 64 characters", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchLabels("app", name64)
+		}, "spec.selector.matchLabels", "matchLabels values must be at most 63 characters"),
+		Entry("selector matchExpressions empty key", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "", Operator: "Exists"}}}
+		}, "spec.selector.matchExpressions", "matchExpressions keys must be label keys: 1 to 317 characters"),
+		Entry("nodeSelectorTerm key that is not a label key", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.NodeSelectorTerm = req("zone name", "In", "zone-a")
+		}, "spec.nodeSelectorTerm.matchExpressions[0].key", "should match"),
+		Entry("nodeSelectorTerm key whose name is 64 characters", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.NodeSelectorTerm = req("example.com/"+name64, "Exists")
+		}, "spec.nodeSelectorTerm.matchExpressions[0].key", "should match"),
+		Entry("nodeSelectorTerm key whose prefix is 254 characters", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.NodeSelectorTerm = req(prefix254+"/zone", "Exists")
+		}, "spec.nodeSelectorTerm.matchExpressions[0].key", "the prefix of a key must be at most 253 characters"),
+		Entry("nodeSelectorTerm In value with a space", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.NodeSelectorTerm = req(zoneKey, "In", "zone-a", "zone b")
+		}, "spec.nodeSelectorTerm.matchExpressions[0].values[1]", "should match"),
+		Entry("nodeSelectorTerm NotIn value beginning with a dot", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.NodeSelectorTerm = req(zoneKey, "NotIn", ".zone-c")
+		}, "spec.nodeSelectorTerm.matchExpressions[0].values[0]", "should match"),
+		Entry("nodeSelectorTerm In value of 64 characters", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.NodeSelectorTerm = req(zoneKey, "In", name64)
+		}, "spec.nodeSelectorTerm.matchExpressions[0].values[0]", "may not be more than 63"),
+		Entry("nodeSelectorTerm Gt one above the largest int64", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.NodeSelectorTerm = req("gen", "Gt", "9223372036854775808")
+		}, "spec.nodeSelectorTerm.matchExpressions[0].values", "exactly one integer between 0 and 9223372036854775807"),
+		Entry("nodeSelectorTerm Lt with 20 digits", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.NodeSelectorTerm = req("gen", "Lt", "10000000000000000000")
+		}, "spec.nodeSelectorTerm.matchExpressions[0].values", "exactly one integer between 0 and 9223372036854775807"),
+		Entry("nodeSelectorTerm Gt with a negative integer, which is not a label value", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.NodeSelectorTerm = req("gen", "Gt", "-1")
+		}, "spec.nodeSelectorTerm.matchExpressions[0].values", "exactly one integer between 0 and 9223372036854775807"),
+	)
+
+	DescribeTable("accepts specs at the limits of the label syntax, which the operator parses",
+		func(mutate func(*policyv1alpha1.TopologyDisruptionBudgetSpec)) {
+			spec := validSpec()
+			mutate(&spec)
+			Expect(parseSelectors(spec)).To(Succeed(), "the case must be one the operator's parsers accept")
+			Expect(create(mutate)).To(Succeed())
+		},
+		Entry("matchLabels: a key with a 253-character prefix and a 63-character name, a 63-character value", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchLabels(prefix253+"/"+name63, name63)
+		}),
+		Entry("matchLabels: an empty value, a one-character key, a key with a dotted prefix", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"a": "", "app.kubernetes.io/name": "ingester"}}
+		}),
+		Entry("matchExpressions: a prefixed key", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: prefix253 + "/" + name63, Operator: "In", Values: []string{name63, ""}},
+			}}
+		}),
+		Entry("nodeSelectorTerm: a key with a 253-character prefix and a 63-character name, 63-character and empty values", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.NodeSelectorTerm = req(prefix253+"/"+name63, "In", name63, "")
+		}),
+		Entry("nodeSelectorTerm: Gt the largest int64", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.NodeSelectorTerm = req("node.example.com/generation", "Gt", "9223372036854775807")
+		}),
+		Entry("nodeSelectorTerm: Lt 0, and an 18-digit Gt", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.NodeSelectorTerm = &policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{
+				{Key: "gen", Operator: "Lt", Values: []string{"0"}},
+				{Key: "rack", Operator: "Gt", Values: []string{"999999999999999999"}},
+			}}
+		}),
+		Entry("nodeSelectorTerm: Gt with leading zeros (strconv.ParseInt accepts them)", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.NodeSelectorTerm = req("gen", "Gt", "0009223372036854775807")
+		}),
 	)
 })
