@@ -133,16 +133,17 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 
 	now := r.Clock.Now()
 	seen := r.sightings.see(req.NamespacedName, tdb.Status.DisruptedPods, now)
-	res, custom, err := r.compute(ctx, &tdb, now, seen, nil)
-	if err == nil && len(res.Unconfirmed) > 0 {
-		// Records past their time are dropped only once a live read shows
-		// their pod still running, not being deleted and the same pod.
-		phantoms, perr := r.confirmPhantoms(ctx, tdb.Namespace, res.Unconfirmed)
-		if perr != nil {
-			logger.Error(perr, "confirming expired eviction records", "tdb", klog.KObj(&tdb))
+	res, custom, err := r.compute(ctx, &tdb, now, seen, recordChecks{})
+	if err == nil && len(res.Unconfirmed)+len(res.UnconfirmedGone) > 0 {
+		// Records are dropped only on a live read of their pod: past their
+		// time, still running, not being deleted and the same pod; or no
+		// longer needed and really gone, not merely unseen by the cache.
+		checks, cerr := r.confirmRecords(ctx, tdb.Namespace, res.Unconfirmed, res.UnconfirmedGone)
+		if cerr != nil {
+			logger.Error(cerr, "confirming eviction records", "tdb", klog.KObj(&tdb))
 		}
-		if len(phantoms) > 0 {
-			res, custom, err = r.compute(ctx, &tdb, now, seen, phantoms)
+		if len(checks.phantoms)+len(checks.gone) > 0 {
+			res, custom, err = r.compute(ctx, &tdb, now, seen, checks)
 		}
 	}
 	if err != nil {
@@ -178,7 +179,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 
 // compute gathers the inputs of one budget from the cache and computes it.
 func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, now time.Time,
-	seen map[budget.RecordKey]time.Time, phantoms map[budget.RecordKey]bool) (budget.Result, bool, error) {
+	seen map[budget.RecordKey]time.Time, checks recordChecks) (budget.Result, bool, error) {
 	sel, err := metav1.LabelSelectorAsSelector(tdb.Spec.Selector)
 	if err != nil {
 		return budget.Result{Err: fmt.Errorf("parsing spec.selector: %w", err)}, false, nil
@@ -239,7 +240,8 @@ func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.Topo
 		RecordTimeout: r.RecordTimeout,
 		RecordSeen:    seen,
 		ConfirmExpiry: true,
-		Phantoms:      phantoms,
+		Phantoms:      checks.phantoms,
+		GoneConfirmed: checks.gone,
 		GoneNodes:     r.GoneNodes.Labels,
 	})
 	if nodeErr != nil {
@@ -298,28 +300,48 @@ func (r *BudgetReconciler) matchingControllers(ctx context.Context, ns string, s
 	return out, nil
 }
 
-// confirmPhantoms reads the pods of records past their time from the API
-// server and returns the records whose pod still runs, is not being deleted
-// and is the pod the record names: the eviction never happened. A pod that
-// is gone, deleting or replaced keeps its record.
-func (r *BudgetReconciler) confirmPhantoms(ctx context.Context, ns string, records []policyv1alpha1.DisruptedPod) (map[budget.RecordKey]bool, error) {
-	out := map[budget.RecordKey]bool{}
+// recordChecks are what live reads confirmed about records.
+type recordChecks struct {
+	// phantoms: past their time, the pod still runs, not deleting, same pod.
+	phantoms map[budget.RecordKey]bool
+	// gone: the pod is gone, or another pod holds its name.
+	gone map[budget.RecordKey]bool
+}
+
+// confirmRecords reads from the API server the pods of records past their
+// time (expired) and of records about to be dropped as gone (gone).
+func (r *BudgetReconciler) confirmRecords(ctx context.Context, ns string, expired, gone []policyv1alpha1.DisruptedPod) (recordChecks, error) {
+	out := recordChecks{phantoms: map[budget.RecordKey]bool{}, gone: map[budget.RecordKey]bool{}}
 	if r.LiveReader == nil {
 		return out, nil
 	}
 	var errs []error
-	for _, rec := range records {
+	read := func(rec policyv1alpha1.DisruptedPod) (*corev1.Pod, bool) {
 		var pod corev1.Pod
 		if err := r.LiveReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: rec.Name}, &pod); err != nil {
-			if !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("reading pod %s/%s: %w", ns, rec.Name, err))
+			if apierrors.IsNotFound(err) {
+				return nil, true
 			}
-			continue
+			errs = append(errs, fmt.Errorf("reading pod %s/%s: %w", ns, rec.Name, err))
+			return nil, false
+		}
+		return &pod, true
+	}
+	for _, rec := range expired {
+		pod, ok := read(rec)
+		if !ok || pod == nil {
+			continue // gone: the next pass sees it so
 		}
 		samePod := rec.UID == "" || rec.UID == pod.UID
 		running := pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
 		if samePod && running && pod.DeletionTimestamp == nil {
-			out[budget.KeyOf(rec)] = true
+			out.phantoms[budget.KeyOf(rec)] = true
+		}
+	}
+	for _, rec := range gone {
+		pod, ok := read(rec)
+		if ok && (pod == nil || (rec.UID != "" && pod.UID != rec.UID)) {
+			out.gone[budget.KeyOf(rec)] = true
 		}
 	}
 	return out, errors.Join(errs...)

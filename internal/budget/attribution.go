@@ -2,6 +2,7 @@ package budget
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -114,8 +115,18 @@ func attributeMissing(placed placement, gone []policyv1alpha1.DisruptedPod, owne
 			op.unscheduled = append(op.unscheduled, pp.pod.CreationTimestamp.Time)
 			continue
 		case nodeGone:
-			// It runs nowhere: its controller misses it, in its domain.
-			op.goneDomains = append(op.goneDomains, pp.domain)
+			// It runs nowhere: its controller misses it, in its domain. Once
+			// it is being deleted its controller may already have replaced
+			// it, with a pod whose place says nothing of which missing pod
+			// it replaced: it then explains a missing pod like an eviction
+			// record does, no more surely than one.
+			switch {
+			case pp.pod.DeletionTimestamp != nil && pp.domain != "":
+				op.records = append(op.records, policyv1alpha1.DisruptedPod{
+					Name: goneRecordPrefix + pp.pod.Name, Domain: pp.domain, Time: *pp.pod.DeletionTimestamp})
+			case pp.pod.DeletionTimestamp == nil:
+				op.goneDomains = append(op.goneDomains, pp.domain)
+			}
 			continue
 		}
 		op.total++
@@ -179,7 +190,7 @@ func (att *attribution) addOwner(op *ownerPods) {
 		}
 	}
 	// Rule 1: records explain the other missing pods, in their domains.
-	records, open := explainingRecords(op.records, op.unscheduled, missing-explained)
+	records, open, older := explainingRecords(op.records, op.unscheduled, missing-explained)
 	if n := min(open, int32(len(records))); n > 0 {
 		perDomain := map[string]int32{}
 		for _, r := range records {
@@ -189,9 +200,23 @@ func (att *attribution) addOwner(op *ownerPods) {
 			att.expected[d] += min(k, open)
 		}
 		explained += n
-		att.keptRecords = append(att.keptRecords, records...)
+		for _, r := range records {
+			if !strings.HasPrefix(r.Name, goneRecordPrefix) {
+				att.keptRecords = append(att.keptRecords, r)
+			}
+		}
 	}
 	rest := missing - explained
+	// A record dropped because unscheduled pods older than it were already
+	// missing leaves missing pods whose place nobody knows (a Pending pod
+	// lands anywhere, and a surge pod may have been no missing pod at all,
+	// or the operator's clock may run ahead of the API server's): they
+	// count against every domain of the budget, the record's included.
+	spread := int32(0)
+	if older {
+		spread, rest = rest, 0
+		att.everyDomain += spread
+	}
 
 	switch len(op.scheduled) {
 	case 0:
@@ -201,7 +226,7 @@ func (att *attribution) addOwner(op *ownerPods) {
 		// elsewhere, belongs to its one domain.
 		for d := range op.scheduled {
 			if isDomainKey(d) {
-				att.expected[d] += op.owner.Replicas - explained
+				att.expected[d] += op.owner.Replicas - explained - spread
 			}
 		}
 	default:
@@ -230,9 +255,12 @@ func isDomainKey(d string) bool { return d != uncoveredKey && d != noDomainKey }
 //
 // The unscheduled pods older than every kept record are not explained by
 // any: they count against every domain, as any missing pod of unknown place.
-func explainingRecords(records []policyv1alpha1.DisruptedPod, unscheduled []time.Time, missing int32) ([]policyv1alpha1.DisruptedPod, int32) {
+//
+// older reports that some record was dropped, or limited, because of
+// unscheduled pods older than it.
+func explainingRecords(records []policyv1alpha1.DisruptedPod, unscheduled []time.Time, missing int32) (kept []policyv1alpha1.DisruptedPod, open int32, older bool) {
 	if missing <= 0 || len(records) == 0 {
-		return nil, 0
+		return nil, 0, false
 	}
 	olderThan := func(t time.Time) int32 {
 		n := int32(0)
@@ -251,11 +279,12 @@ func explainingRecords(records []policyv1alpha1.DisruptedPod, unscheduled []time
 		}
 		return sorted[i].Name < sorted[j].Name
 	})
-	var kept []policyv1alpha1.DisruptedPod
 	perDomain := map[string]int32{}
 	oldest := time.Time{}
 	for _, r := range sorted {
-		capacity := missing - olderThan(r.Time.Time)
+		o := olderThan(r.Time.Time)
+		older = older || o > 0
+		capacity := missing - o
 		if capacity <= 0 || perDomain[r.Domain] >= capacity {
 			continue
 		}
@@ -264,7 +293,11 @@ func explainingRecords(records []policyv1alpha1.DisruptedPod, unscheduled []time
 		oldest = r.Time.Time
 	}
 	if len(kept) == 0 {
-		return nil, 0
+		return nil, 0, older
 	}
-	return kept, missing - olderThan(oldest)
+	return kept, missing - olderThan(oldest), older
 }
+
+// goneRecordPrefix names the stand-in record of a deleting pod on a deleted
+// node: it explains a missing pod like a record, and is never written.
+const goneRecordPrefix = "\x00gone/"

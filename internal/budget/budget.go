@@ -79,6 +79,13 @@ type Input struct {
 	// Phantoms are the records past their timeout whose pod the caller read
 	// live and found running, not being deleting and the same pod.
 	Phantoms map[RecordKey]bool
+	// GoneConfirmed are the records whose pod the caller read live and
+	// found gone (or replaced by another of the same name). With
+	// ConfirmExpiry, a record whose pod is merely missing from the caller's
+	// cache is not dropped until confirmed so (Result.UnconfirmedGone): the
+	// webhook may have granted the eviction of a pod the cache has not seen
+	// yet, which would otherwise count as healthy once it shows up.
+	GoneConfirmed map[RecordKey]bool
 	// GoneNodes, when set, returns the last labels of a node that was
 	// deleted (false when the node is unknown): a pod bound to it runs
 	// nowhere and counts as gone, in the domain it was in.
@@ -124,6 +131,10 @@ type Result struct {
 	// Unconfirmed are records past their timeout, kept until a live read of
 	// their pod confirms it still runs (see Input.ConfirmExpiry).
 	Unconfirmed []policyv1alpha1.DisruptedPod
+	// UnconfirmedGone are records no longer needed whose pod is missing from
+	// the cache, kept until a live read confirms it gone (see
+	// Input.GoneConfirmed).
+	UnconfirmedGone []policyv1alpha1.DisruptedPod
 	// DomainIssues are covered pods whose node has no topologyKey label or
 	// is unknown; while there are any, nothing is allowed.
 	DomainIssues []DomainIssue
@@ -200,6 +211,9 @@ func Compute(in Input) Result {
 		res.NoScale = att.noScale
 		counts.addAttribution(att)
 		records.keepGone(att.keptRecords)
+		if in.ConfirmExpiry {
+			res.UnconfirmedGone = records.holdUnconfirmedGone(in.GoneConfirmed)
+		}
 	}
 	counts.countHealthy(placed, records.protecting())
 	res.DisruptedPods = records.result()

@@ -109,6 +109,14 @@ func DecideEviction(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRe
 			name, req.Domain, pod.Name)
 	}
 	if i := findRecord(st.DisruptedPods, pod); i >= 0 {
+		if st.DisruptedPods[i].Domain != req.Domain {
+			// The pod is in another domain than when it was recorded (its
+			// node was relabelled): the record would place its missing pod
+			// in the wrong one. It is refused until the status controller
+			// drops the record (its pod not deleted), then charged afresh.
+			return refuse(DecisionStaleStatus, "topology disruption budget %s: pod %s was recorded in domain %s and is now in %s; retry shortly",
+				name, pod.Name, st.DisruptedPods[i].Domain, req.Domain)
+		}
 		// Granted before (a retry after a later admission step refused it):
 		// the record already keeps the pod from counting as healthy, so it
 		// is not charged twice. The record is renewed to this attempt, in a
@@ -201,12 +209,11 @@ func addRecord(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest
 	return next
 }
 
-// renew returns the status with record i's grant time moved to req.Now, or
-// nil when it already holds that time (to the second, as it is stored).
+// renew returns the status with record i's grant time moved to req.Now. It
+// is always written, even when the time does not change: the allowed answer
+// then rests on a conditional write like every other, and a write that fails
+// allows nothing.
 func renew(tdb *policyv1alpha1.TopologyDisruptionBudget, i int, req EvictionRequest) *policyv1alpha1.TopologyDisruptionBudgetStatus {
-	if tdb.Status.DisruptedPods[i].Time.Time.Truncate(time.Second).Equal(req.Now.Truncate(time.Second)) {
-		return nil
-	}
 	next := tdb.Status.DeepCopy()
 	next.DisruptedPods[i].Time = metav1.NewTime(req.Now)
 	if next.DisruptedPods[i].UID == "" {

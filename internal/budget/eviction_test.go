@@ -163,9 +163,13 @@ func TestDecideEviction(t *testing.T) {
 		{name: "already recorded: allowed again without a second charge; the record is renewed to this attempt",
 			budget: evictionBudget().records(record("a-0", "zone-a", rs, at(-time.Minute))), pod: podA(), domain: "zone-a",
 			want: Decision{Allowed: true, Reason: DecisionAlreadyRecorded, Status: withRecords(evictionBudget(), record("a-0", "zone-a", rs, t0))}},
-		{name: "already recorded in this second: nothing to write",
+		{name: "already recorded in this second: still written, so a failed write allows nothing",
 			budget: evictionBudget().records(record("a-0", "zone-a", rs, t0)), pod: podA(), domain: "zone-a",
-			want: Decision{Allowed: true, Reason: DecisionAlreadyRecorded}},
+			want: Decision{Allowed: true, Reason: DecisionAlreadyRecorded, Status: withRecords(evictionBudget(), record("a-0", "zone-a", rs, t0))}},
+		{name: "recorded in another domain (its node was relabelled): refused until the record goes",
+			budget: evictionBudget().records(record("a-0", "zone-b", rs, at(-time.Minute))), pod: podA(), domain: "zone-a",
+			want: Decision{Reason: DecisionStaleStatus,
+				Message: "topology disruption budget ns/web: pod a-0 was recorded in domain zone-b and is now in zone-a; retry shortly"}},
 		{name: "a record of an earlier pod of the same name is replaced by the new charge",
 			budget: evictionBudget().records(func() policyv1alpha1.DisruptedPod {
 				r := record("b-0", "zone-c", rs, at(-time.Hour))

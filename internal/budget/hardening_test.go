@@ -293,3 +293,26 @@ func TestCheckPodDisruptionBudgets(t *testing.T) {
 		})
 	}
 }
+
+// A record whose pod is missing from the cache is dropped only once a live
+// read confirmed the pod gone: the webhook may have granted the eviction of
+// a pod the cache has not seen yet.
+func TestGoneRecordsAreDroppedOnlyWhenConfirmed(t *testing.T) {
+	const rs = types.UID("rs")
+	rec := record("a-9", "zone-a", rs, at(-time.Second))
+	w := world{tdb: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).records(rec), nodes: threeZones(),
+		pods: readyPods("a", "n1", rs, 3), owners: []Owner{owner(rs, 3)}}
+	in := w.input()
+	in.ConfirmExpiry = true
+	res := Compute(in)
+	if len(res.UnconfirmedGone) != 1 || len(res.DisruptedPods) != 1 {
+		t.Fatalf("unconfirmed: held %v, records %v; want the record held", names(res.UnconfirmedGone), names(res.DisruptedPods))
+	}
+	if diff := cmp.Diff(withRows(row("zone-a", 3, 3, 2, 1)).withRecords("a-9@zone-a"), summarize(res)); diff != "" {
+		t.Errorf("a held record changes no number (-want +got):\n%s", diff)
+	}
+	in.GoneConfirmed = map[RecordKey]bool{KeyOf(rec): true}
+	if res := Compute(in); len(res.DisruptedPods) != 0 || len(res.UnconfirmedGone) != 0 {
+		t.Errorf("confirmed gone: records %v, want none", names(res.DisruptedPods))
+	}
+}

@@ -98,6 +98,24 @@ func keepRecords(records []policyv1alpha1.DisruptedPod, pods map[string]*placedP
 // keepGone sets which gone records are still needed.
 func (rs *recordSet) keepGone(kept []policyv1alpha1.DisruptedPod) { rs.keptGone = kept }
 
+// holdUnconfirmedGone keeps the gone records that would be dropped but are
+// not confirmed gone, and returns them. They change no number: their pod is
+// not in the input.
+func (rs *recordSet) holdUnconfirmedGone(confirmed map[RecordKey]bool) []policyv1alpha1.DisruptedPod {
+	kept := make(map[RecordKey]bool, len(rs.keptGone))
+	for _, r := range rs.keptGone {
+		kept[KeyOf(r)] = true
+	}
+	var held []policyv1alpha1.DisruptedPod
+	for _, r := range rs.gone {
+		if k := KeyOf(r); !kept[k] && !confirmed[k] {
+			held = append(held, r)
+		}
+	}
+	rs.keptGone = append(rs.keptGone, held...)
+	return held
+}
+
 // protecting returns, by pod name, the UID of every pod that a record keeps
 // from counting as healthy ("" when the record has no UID).
 func (rs *recordSet) protecting() map[string]types.UID {

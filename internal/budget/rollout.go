@@ -15,8 +15,16 @@ import (
 // progress when spec.rollout.progressDeadlineSeconds is unset.
 const DefaultProgressDeadline = 600 * time.Second
 
+// DefaultSettle is how long the update revisions of a budget's driven
+// workloads must stay unchanged before the operator evicts, when
+// spec.rollout.settleSeconds is unset.
+const DefaultSettle = 10 * time.Second
+
 // maxStalledPodsNamed bounds the pods a stall message names.
 const maxStalledPodsNamed = 5
+
+// maxWorkloadsNamed bounds the workloads a condition message names.
+const maxWorkloadsNamed = 5
 
 // RolloutPod is a covered pod of a workload the operator updates.
 type RolloutPod struct {
@@ -55,8 +63,22 @@ type RolloutInput struct {
 	// Previous is the rollout status last written, if any.
 	Previous *policyv1alpha1.RolloutStatus
 	// NewRevision is true when a driven workload's update revision changed
-	// since Previous: the progress deadline restarts everywhere.
+	// since Previous, or a workload was handed over to the budget: the
+	// progress deadline restarts everywhere, and so does the settle window.
 	NewRevision bool
+	// OnDeleteWorkloads counts the covered OnDelete workloads, driven or
+	// not. The settle window applies only to more than one: a single
+	// workload's new revision covers all its pods at once, but several
+	// workloads changed or handed over one after the other are not
+	// outdated at once.
+	OnDeleteWorkloads int
+	// NotHandedOver names the covered OnDelete workloads that no budget may
+	// update, as "StatefulSet db": their policy.tdb.dev/rollout-budget
+	// annotation is missing or names no budget that may drive them.
+	NotHandedOver []string
+	// BudgetName is the budget's name, for the message that says how to
+	// hand a workload over to it.
+	BudgetName string
 	// Now is the current time.
 	Now time.Time
 }
@@ -92,8 +114,12 @@ type RolloutPlan struct {
 	// Waiting names the other disrupted domains the current domain waits
 	// for (DomainByDomain disrupts one domain at a time).
 	Waiting []string
-	// RecheckAt is when a progress deadline runs out, if one is running.
+	// RecheckAt is when a progress deadline or the settle window runs out,
+	// if one is running.
 	RecheckAt *time.Time
+	// SettleUntil, when set, is the end of the settle window: nothing is
+	// evicted before it.
+	SettleUntil *time.Time
 }
 
 // domainRollout is the state of one domain in a pass.
@@ -119,8 +145,16 @@ func (d *domainRollout) complete() bool {
 
 // PlanRollout decides which outdated pods to evict now and reports progress,
 // per spec.rollout:
+//   - settleSeconds: while the budget covers several OnDelete workloads,
+//     nothing is evicted and no domain starts until the driven workloads'
+//     update revisions (and which workloads are driven) have stayed
+//     unchanged that long, so that workloads updated one after the other
+//     are all outdated before the order is applied.
 //   - DomainByDomain: the first domain in rollout order that is not complete
 //     is updated, as many pods at once as its allowance; later domains wait.
+//     A domain whose update has started stays current until it is complete,
+//     even when a domain before it gets outdated pods meanwhile (a workload
+//     updated after the window): that domain follows.
 //   - AllDomains: every domain is updated at once within its allowance; a
 //     domain without unavailable pods starts only while fewer than
 //     maxDisruptedDomains domains are disrupted.
@@ -140,10 +174,15 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 	}
 	domains, order := rolloutDomains(in)
 	plan := RolloutPlan{}
+	plan.Status.LastRevisionChangeTime = lastRevisionChange(in)
 	if len(order) == 0 {
 		plan.Complete = true
 		plan.Conditions = rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonNoDrivenWorkloads,
 			"no covered StatefulSet or DaemonSet uses updateStrategy OnDelete; ReplicaSets and Deployments are ordered through pod-deletion-cost", metav1.ConditionTrue)
+		if len(in.NotHandedOver) > 0 {
+			plan.Conditions = rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonWorkloadNotHandedOver,
+				notHandedOverMessage(in), metav1.ConditionFalse)
+		}
 		return plan
 	}
 
@@ -153,6 +192,18 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 			prev[d.Name] = d
 		}
 	}
+	// started: the domain's update started in this wave and is not
+	// complete yet.
+	started := func(name string) bool {
+		p, seen := prev[name]
+		return seen && startedPhase(p)
+	}
+	windowEnd := settleEnd(in, plan.Status.LastRevisionChangeTime)
+	if windowEnd != nil && in.Now.Before(*windowEnd) {
+		plan.SettleUntil = windowEnd
+		plan.RecheckAt = windowEnd
+	}
+	settling := plan.SettleUntil != nil
 	disrupted := unavailableDomains(in, domains)
 	// Which domains are worked on in this pass, and how many pods each may
 	// lose now.
@@ -165,6 +216,9 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 			d := domains[name]
 			if d.complete() {
 				continue
+			}
+			if settling && !started(name) {
+				continue // starts once the revisions have settled
 			}
 			if !disrupted[name] && in.Spec.MaxDisruptedDomains != nil && count >= *in.Spec.MaxDisruptedDomains {
 				continue // waits for another domain to recover
@@ -179,11 +233,8 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 			}
 		}
 	default: // DomainByDomain
-		for _, name := range order {
+		if name := currentDomain(in, domains, order, started); name != "" {
 			d := domains[name]
-			if d.complete() {
-				continue
-			}
 			plan.Status.CurrentDomain = name
 			for _, other := range sortedKeys(disrupted) {
 				if other != name {
@@ -191,6 +242,9 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 				}
 			}
 			switch {
+			case settling && !started(name):
+				// Starts once the revisions have settled: a workload
+				// updated moments later may outdate a domain before it.
 			case len(plan.Waiting) == 0:
 				active[name] = true
 				evict[name] = d.evictable()
@@ -198,7 +252,6 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 				// Its own pods are being replaced: its deadline runs.
 				active[name] = true
 			}
-			break
 		}
 	}
 
@@ -215,14 +268,17 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 			}
 		case ro.Paused && (active[name] || name == plan.Status.CurrentDomain):
 			row.Phase = policyv1alpha1.RolloutPhasePaused
-			if seen {
+			if started(name) {
+				// Only a domain that started keeps its time: it tells a
+				// domain paused in the middle of its update from one
+				// paused before it began.
 				row.LastProgressTime = p.LastProgressTime
 			}
 		case !active[name]:
 			row.Phase = policyv1alpha1.RolloutPhasePending
 		case ro.Paused:
 			row.Phase = policyv1alpha1.RolloutPhasePaused
-			if seen {
+			if started(name) {
 				row.LastProgressTime = p.LastProgressTime
 			}
 		default:
@@ -233,7 +289,7 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 				// Starting, resuming after a pause, or a new revision: the
 				// deadline starts now.
 				row.LastProgressTime = &metav1.Time{Time: in.Now}
-				if !wasRunning && (!seen || p.Phase != policyv1alpha1.RolloutPhasePaused) {
+				if !wasRunning && !started(name) {
 					plan.Started = append(plan.Started, name)
 				}
 			case d.updated > p.UpdatedPods:
@@ -241,7 +297,13 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 			default:
 				row.LastProgressTime = p.LastProgressTime
 			}
-			due := row.LastProgressTime.Add(deadline)
+			// The deadline does not run while the settle window holds
+			// every eviction back.
+			from := row.LastProgressTime.Time
+			if windowEnd != nil && windowEnd.After(from) {
+				from = *windowEnd
+			}
+			due := from.Add(deadline)
 			if !in.Now.Before(due) {
 				row.Phase = policyv1alpha1.RolloutPhaseStalled
 				stalled = true
@@ -259,15 +321,92 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 	for _, name := range order {
 		plan.Complete = plan.Complete && domains[name].complete()
 	}
-	if !ro.Paused && !stalled {
+	if !ro.Paused && !stalled && !settling {
 		for _, name := range order {
 			for _, p := range domains[name].candidates[:evict[name]] {
 				plan.Evict = append(plan.Evict, p.Name)
 			}
 		}
 	}
-	plan.Conditions = conditionsFor(&plan, ro.Paused, ro.Strategy)
+	plan.Conditions = conditionsFor(&plan, in, ro.Paused, ro.Strategy)
 	return plan
+}
+
+// startedPhase is true for a domain whose update started and is not
+// complete: being updated, stalled, or paused after it started (a domain
+// paused before it started has no lastProgressTime).
+func startedPhase(d policyv1alpha1.RolloutDomainStatus) bool {
+	switch d.Phase {
+	case policyv1alpha1.RolloutPhaseProgressing, policyv1alpha1.RolloutPhaseStalled:
+		return true
+	case policyv1alpha1.RolloutPhasePaused:
+		return d.LastProgressTime != nil
+	}
+	return false
+}
+
+// currentDomain is the domain DomainByDomain updates: the current domain of
+// the previous pass if its update started and it is not complete, else the
+// first domain in rollout order that is not complete; "" when every domain
+// is complete. Keeping a started domain finishes it before another starts,
+// even when a workload updated late outdates a domain earlier in the order.
+func currentDomain(in RolloutInput, domains map[string]*domainRollout, order []string, started func(string) bool) string {
+	if in.Previous != nil {
+		if name := in.Previous.CurrentDomain; name != "" && started(name) {
+			if d := domains[name]; d != nil && !d.complete() {
+				return name
+			}
+		}
+	}
+	for _, name := range order {
+		if !domains[name].complete() {
+			return name
+		}
+	}
+	return ""
+}
+
+// lastRevisionChange is when the driven workloads last changed (a new
+// update revision, or a workload handed over): now when they changed since
+// the previous pass, else as the previous pass reported it.
+func lastRevisionChange(in RolloutInput) *metav1.Time {
+	if in.NewRevision {
+		return &metav1.Time{Time: in.Now}
+	}
+	if in.Previous != nil && in.Previous.LastRevisionChangeTime != nil {
+		t := *in.Previous.LastRevisionChangeTime
+		return &t
+	}
+	return nil
+}
+
+// settleEnd is the end of the settle window after the last revision
+// change: that change plus spec.rollout.settleSeconds, while the budget
+// drives more than one workload; nil without a window. The window may be
+// over already.
+func settleEnd(in RolloutInput, last *metav1.Time) *time.Time {
+	settle := DefaultSettle
+	if s := in.Spec.Rollout.SettleSeconds; s != nil {
+		settle = time.Duration(*s) * time.Second
+	}
+	if last == nil || settle <= 0 || in.OnDeleteWorkloads < 2 {
+		return nil
+	}
+	end := last.Add(settle)
+	return &end
+}
+
+// notHandedOverMessage says which covered OnDelete workloads no budget
+// updates, and how to hand one over to this budget.
+func notHandedOverMessage(in RolloutInput) string {
+	names := firstN(in.NotHandedOver, maxWorkloadsNamed)
+	hint := ""
+	if kind, name, ok := strings.Cut(in.NotHandedOver[0], " "); ok && in.BudgetName != "" {
+		hint = fmt.Sprintf("; to let this budget update it: kubectl annotate %s %s %s=%s",
+			strings.ToLower(kind), name, policyv1alpha1.RolloutBudgetAnnotation, in.BudgetName)
+	}
+	return fmt.Sprintf("not updated by the operator, as they name no budget that may update them in their %s annotation: %s%s",
+		policyv1alpha1.RolloutBudgetAnnotation, strings.Join(names, ", "), hint)
 }
 
 // evictable is how many of the domain's outdated pods may go now: those not
@@ -372,7 +511,24 @@ func rolloutDomains(in RolloutInput) (map[string]*domainRollout, []string) {
 	return domains, DomainOrder(in.Spec.Rollout, names)
 }
 
-func conditionsFor(plan *RolloutPlan, paused bool, strategy policyv1alpha1.RolloutStrategyType) []metav1.Condition {
+func conditionsFor(plan *RolloutPlan, in RolloutInput, paused bool, strategy policyv1alpha1.RolloutStrategyType) []metav1.Condition {
+	conds := rolloutProgressConditions(plan, paused, strategy)
+	if len(in.NotHandedOver) == 0 {
+		return conds
+	}
+	// Workloads left to their owners are named in every message; and a
+	// rollout is not complete while some are.
+	suffix := notHandedOverMessage(in)
+	for i := range conds {
+		conds[i].Message += "; " + suffix
+	}
+	if plan.Complete {
+		return rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonWorkloadNotHandedOver, conds[0].Message, metav1.ConditionFalse)
+	}
+	return conds
+}
+
+func rolloutProgressConditions(plan *RolloutPlan, paused bool, strategy policyv1alpha1.RolloutStrategyType) []metav1.Condition {
 	switch {
 	case plan.Complete:
 		return rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonRolloutComplete,
@@ -390,6 +546,15 @@ func conditionsFor(plan *RolloutPlan, paused bool, strategy policyv1alpha1.Rollo
 	case paused:
 		return rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonRolloutPaused,
 			"spec.rollout.paused is true: no pod is evicted until it is set to false", metav1.ConditionFalse)
+	case plan.SettleUntil != nil:
+		msg := fmt.Sprintf("updating (%s): no pod is evicted before %s, %s after the driven workloads last changed (a new update revision or a workload handed over, at %s), "+
+			"so that workloads updated one after the other are all outdated before domains are taken in order",
+			strategyName(strategy), plan.SettleUntil.UTC().Format(time.RFC3339),
+			plan.SettleUntil.Sub(plan.Status.LastRevisionChangeTime.Time).Round(time.Second), plan.Status.LastRevisionChangeTime.UTC().Format(time.RFC3339))
+		if plan.Status.CurrentDomain != "" {
+			msg += "; next: domain " + plan.Status.CurrentDomain
+		}
+		return rolloutConditions(metav1.ConditionTrue, policyv1alpha1.ReasonRolloutSettling, msg, metav1.ConditionFalse)
 	}
 	var parts []string
 	for _, d := range plan.Status.Domains {
@@ -410,6 +575,17 @@ func strategyName(s policyv1alpha1.RolloutStrategyType) string {
 		return string(policyv1alpha1.DomainByDomain)
 	}
 	return string(s)
+}
+
+// NotEnforcedRolloutConditions are the rollout conditions of a budget in
+// the operator's own namespace. The eviction webhook lets every eviction
+// there pass (draining the operator's node must not deadlock), so such a
+// budget protects nothing: the operator evicts nothing and sets no deletion
+// cost for it, rather than drive a rollout no budget would bound.
+func NotEnforcedRolloutConditions(namespace string) []metav1.Condition {
+	msg := fmt.Sprintf("budgets in the operator's namespace %s are not enforced (the eviction webhook lets every eviction there pass): "+
+		"the operator updates no workload and orders no scale-down for them; put the budget and its workloads in another namespace", namespace)
+	return rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonNotEnforced, msg, metav1.ConditionFalse)
 }
 
 // rolloutConditions builds the two rollout conditions; the reason and

@@ -280,15 +280,20 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (resul
 	// With the versions fixed, decide on the pod as it is now: a pod that
 	// was not Ready (and would pass uncharged) may have turned Ready.
 	if !budget.IsHealthy(pod) {
-		if pod, err = h.livePod(ctx, pod); err != nil {
+		fresh, err := h.livePod(ctx, pod)
+		if err != nil {
 			return result{}, err
 		}
-		if pod == nil {
+		if fresh == nil {
 			return result{outcome: outcome{"allowed", "PodNotFound"}}, nil
 		}
-		if budget.CanIgnoreBudget(pod) {
+		if fresh.UID != pod.UID || fresh.Spec.NodeName != pod.Spec.NodeName {
+			return refused(covering[0].tdb, staleDecision(covering[0].tdb), names), nil
+		}
+		if budget.CanIgnoreBudget(fresh) {
 			return result{outcome: outcome{"allowed", budget.DecisionPodNotRunning}}, nil
 		}
+		pod = fresh
 	}
 
 	// First decide against every budget as known: a refusal costs no write.
@@ -326,6 +331,10 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (resul
 		}
 		if d.Status != nil {
 			reason = d.Reason
+		}
+		if d.Reason == budget.DecisionCharged {
+			// Only charges are undone: a renewed or uncharged record spends
+			// no allowance, and may be another request's to keep.
 			charged = append(charged, charge{budget: c, at: now})
 		}
 	}

@@ -37,6 +37,11 @@ func (h *EvictionHandler) grant(ctx context.Context, c *coveringBudget, pod *cor
 				// Released even if deciding panics: a lock held forever
 				// would refuse every later eviction of the budget.
 				defer c.entry.release()
+				// A request already answered, or out of time, leads no
+				// group: it would answer after its own deadline.
+				if g.isFinished() || ctx.Err() != nil {
+					return
+				}
 				if batch := c.entry.take(); len(batch) > 0 {
 					h.commit(ctx, c, batch)
 				}
@@ -53,8 +58,11 @@ func (h *EvictionHandler) grant(ctx context.Context, c *coveringBudget, pod *cor
 // grants still waiting, so that no write lands after a request it answers
 // has given up; it does not end when the holder's own client goes away,
 // since the others' answers depend on it.
+//
+// The holder's own deadline bounds it too: the holder answers its own
+// request when the group is done.
 func groupContext(holder context.Context, batch []*grant) (context.Context, context.CancelFunc) {
-	var earliest time.Time
+	earliest, _ := holder.Deadline()
 	for _, g := range batch {
 		if d, ok := g.context().Deadline(); ok && (earliest.IsZero() || d.Before(earliest)) {
 			earliest = d
@@ -88,6 +96,14 @@ func (h *EvictionHandler) commit(holder context.Context, c *coveringBudget, batc
 		}
 	}
 	for try := 1; ; try++ {
+		if err := holder.Err(); err != nil && try > 1 {
+			// The holder is out of time: it must answer now, and the group
+			// would not be written in time anyway. The others retry.
+			for _, g := range batch {
+				g.finish(budget.Decision{}, fmt.Errorf("the budget was contended until the deadline: %w", err))
+			}
+			return
+		}
 		live := batch[:0:0]
 		for _, g := range batch {
 			if err := g.context().Err(); err != nil {
@@ -151,6 +167,11 @@ func (h *EvictionHandler) tryCommit(ctx context.Context, c *coveringBudget, batc
 				continue
 			case fresh == nil:
 				decisions[i] = budget.Decision{Allowed: true, Reason: "PodNotFound"}
+				continue
+			case fresh.UID != pod.UID || fresh.Spec.NodeName != pod.Spec.NodeName:
+				// Another pod of that name now (a StatefulSet replacement),
+				// or bound elsewhere: its domain was not found for it.
+				decisions[i] = staleDecision(work)
 				continue
 			case budget.CanIgnoreBudget(fresh):
 				decisions[i] = budget.Decision{Allowed: true, Reason: budget.DecisionPodNotRunning}

@@ -220,8 +220,15 @@ func (l *ledger) sweep(now time.Time) {
 		if now.Sub(time.Unix(0, e.lastUsed.Load())) < idleEntry || len(e.lock) > 0 {
 			continue
 		}
+		// Withdrawn grants stay queued until the next holder; they do
+		// not keep an entry alive.
 		e.queueMu.Lock()
-		busy := len(e.queue) > 0
+		busy := false
+		for _, g := range e.queue {
+			g.mu.Lock()
+			busy = busy || g.state == grantQueued
+			g.mu.Unlock()
+		}
 		e.queueMu.Unlock()
 		if !busy {
 			delete(l.budgets, k)
