@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
 )
 
@@ -89,8 +90,9 @@ func stripNode(obj any) (any, error) {
 const daemonSetTemplateGeneration = appsv1.DeprecatedTemplateGeneration
 
 // stripWorkload keeps a workload controller's replicas, its pod template's
-// labels (to map scale changes to budgets), its update strategy and, for a
-// ReplicaSet, its Deployment revision.
+// labels (to map scale changes to budgets), its update strategy, for a
+// ReplicaSet its Deployment revision and, for a StatefulSet or DaemonSet,
+// the budget it hands its updates over to.
 func stripWorkload(obj any) (any, error) {
 	switch w := obj.(type) {
 	case *appsv1.ReplicaSet:
@@ -102,7 +104,8 @@ func stripWorkload(obj any) (any, error) {
 		w.Spec.Template = stripTemplate(w.Spec.Template)
 		w.Status = appsv1.DeploymentStatus{}
 	case *appsv1.StatefulSet:
-		stripMeta(&w.ObjectMeta, nil)
+		// The owner's consent names the budget that may update it.
+		stripMeta(&w.ObjectMeta, []string{policyv1alpha1.RolloutBudgetAnnotation})
 		w.Spec.Template = stripTemplate(w.Spec.Template)
 		w.Spec.VolumeClaimTemplates = nil
 		w.Status = appsv1.StatefulSetStatus{
@@ -110,8 +113,9 @@ func stripWorkload(obj any) (any, error) {
 			UpdateRevision:     w.Status.UpdateRevision, CurrentRevision: w.Status.CurrentRevision,
 		}
 	case *appsv1.DaemonSet:
-		// The template generation annotation tells which pods are outdated.
-		stripMeta(&w.ObjectMeta, []string{daemonSetTemplateGeneration})
+		// The template generation annotation tells which pods are outdated;
+		// the owner's consent names the budget that may update it.
+		stripMeta(&w.ObjectMeta, []string{daemonSetTemplateGeneration, policyv1alpha1.RolloutBudgetAnnotation})
 		w.Spec.Template = stripTemplate(w.Spec.Template)
 		w.Status = appsv1.DaemonSetStatus{
 			ObservedGeneration:     w.Status.ObservedGeneration,

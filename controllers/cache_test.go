@@ -9,6 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 )
 
 // The cache keeps exactly what the budget logic and the event mapping read;
@@ -137,5 +140,21 @@ func TestStripWorkloadKeepsReplicaSetRevision(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stripWorkload (-want +got):\n%s", diff)
+	}
+}
+
+// The rollout controller drives an OnDelete StatefulSet or DaemonSet only
+// with its owner's consent: the annotation naming the budget survives the
+// cache; other annotations do not.
+func TestStripWorkloadKeepsTheRolloutConsent(t *testing.T) {
+	consent := map[string]string{policyv1alpha1.RolloutBudgetAnnotation: "ingesters", "other": "x"}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "s", Annotations: consent}}
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "d", Annotations: consent}}
+	for _, obj := range []client.Object{sts, ds} {
+		got, _ := stripWorkload(obj.DeepCopyObject())
+		ann := got.(client.Object).GetAnnotations()
+		if ann[policyv1alpha1.RolloutBudgetAnnotation] != "ingesters" || ann["other"] != "" {
+			t.Errorf("%T annotations after the cache: %v; want only the consent", obj, ann)
+		}
 	}
 }

@@ -56,9 +56,19 @@ func init() {
 // order. The order itself is budget.DeletionCosts; this is the I/O around it.
 // StatefulSets are left alone: their scale-down always removes the highest
 // ordinal, whatever the annotation says.
+//
+// It needs no consent from the workloads' owners, unlike the rollout driver:
+// a cost changes which of a ReplicaSet's pods its own controller removes
+// when it scales down, never whether or how many; the operator never
+// overwrites a cost it did not set, and pods whose template carries a cost
+// are never taken over (see docs/scale-down.md).
 type DeletionCostReconciler struct {
 	// Client reads from the manager's cache and patches pods.
 	Client client.Client
+	// OperatorNamespace is the operator's own namespace, whose budgets are
+	// not enforced (the eviction webhook lets every eviction there pass):
+	// they get no costs, and the pods they marked are released.
+	OperatorNamespace string
 }
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
@@ -75,7 +85,8 @@ func (r *DeletionCostReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		// Gone: release the pods it marked.
 		return r.apply(ctx, req.NamespacedName, desired{})
 	}
-	if !tdb.DeletionTimestamp.IsZero() || tdb.Spec.Rollout == nil {
+	if !tdb.DeletionTimestamp.IsZero() || tdb.Spec.Rollout == nil ||
+		(r.OperatorNamespace != "" && tdb.Namespace == r.OperatorNamespace) {
 		return r.apply(ctx, req.NamespacedName, desired{})
 	}
 	want, err := r.desiredCosts(ctx, &tdb)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,6 +81,10 @@ type RolloutReconciler struct {
 	Recorder events.EventRecorder
 	// Clock is injected so tests control the progress deadline.
 	Clock clock.PassiveClock
+	// OperatorNamespace is the operator's own namespace. The eviction
+	// webhook lets every eviction there pass, so budgets there bound
+	// nothing: their rollouts are not driven.
+	OperatorNamespace string
 
 	expect evictionExpectations
 }
@@ -103,6 +108,12 @@ func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if tdb.Spec.Rollout == nil {
 		r.expect.forget(req.NamespacedName)
 		return ctrl.Result{}, r.clearRolloutStatus(ctx, &tdb)
+	}
+	if r.OperatorNamespace != "" && tdb.Namespace == r.OperatorNamespace {
+		// Every eviction there passes the webhook: evictions driven by
+		// this budget would be bounded by nothing.
+		r.expect.forget(req.NamespacedName)
+		return ctrl.Result{}, r.reportNotEnforced(ctx, &tdb)
 	}
 	if tdb.Status.ObservedGeneration != tdb.Generation {
 		// The budget's numbers are for an older spec; the status
@@ -178,6 +189,8 @@ type drivenWorkload struct {
 	status   policyv1alpha1.RolloutWorkloadStatus
 	uid      types.UID
 	template labels.Set
+	// consent is the budget its rollout-budget annotation names, if any.
+	consent string
 	// onDelete: the operator updates it (if this budget drives it);
 	// synced: its controller published the revision of its latest spec;
 	// driven: this budget updates it now.
@@ -292,23 +305,35 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 		}
 	}
 
-	var prevRevisions map[string]string
+	var prevWorkloads map[string]policyv1alpha1.RolloutWorkloadStatus
 	if tdb.Status.Rollout != nil {
-		prevRevisions = map[string]string{}
+		prevWorkloads = map[string]policyv1alpha1.RolloutWorkloadStatus{}
 		for _, w := range tdb.Status.Rollout.Workloads {
-			prevRevisions[w.Kind+"/"+w.Name] = w.UpdateRevision
+			prevWorkloads[w.Kind+"/"+w.Name] = w
 		}
 	}
+	// A new update revision of a driven workload, or a workload handed over
+	// to this budget, restarts the progress deadline and the settle window.
 	newRevision := false
+	onDelete := 0
+	var notHandedOver []string
 	for _, w := range workloads {
 		if w == nil {
 			continue
 		}
-		if old, ok := prevRevisions[w.status.Kind+"/"+w.status.Name]; ok && w.driven && old != w.status.UpdateRevision {
+		if old, ok := prevWorkloads[w.status.Kind+"/"+w.status.Name]; ok && w.driven &&
+			(old.UpdateRevision != w.status.UpdateRevision || old.DrivenBy != tdb.Name) {
 			newRevision = true
+		}
+		if w.onDelete {
+			onDelete++
+		}
+		if w.onDelete && w.status.DrivenBy == "" {
+			notHandedOver = append(notHandedOver, w.status.Kind+" "+w.status.Name)
 		}
 		state.workloads = append(state.workloads, w.status)
 	}
+	sort.Strings(notHandedOver)
 	sort.Slice(state.workloads, func(i, j int) bool {
 		a, b := state.workloads[i], state.workloads[j]
 		return a.Kind+"/"+a.Name < b.Kind+"/"+b.Name
@@ -316,6 +341,7 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 	state.input = budget.RolloutInput{
 		Spec: &tdb.Spec, Budget: rows, Pods: state.input.Pods, InFlight: inFlight, Records: records,
 		Previous: tdb.Status.Rollout, NewRevision: newRevision, Now: now,
+		OnDeleteWorkloads: onDelete, NotHandedOver: notHandedOver, BudgetName: tdb.Name,
 	}
 	return state, nil
 }
@@ -342,49 +368,60 @@ func (r *RolloutReconciler) workloadByUID(ctx context.Context, tdb *policyv1alph
 // it is gone or was recreated under the same name.
 func (r *RolloutReconciler) workload(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, ref *metav1.OwnerReference) (*drivenWorkload, error) {
 	w, err := r.readWorkload(ctx, tdb.Namespace, ref)
-	if w == nil || err != nil {
+	if w == nil || err != nil || !w.onDelete {
 		return w, err
 	}
-	driver, err := r.driverOf(ctx, tdb.Namespace, w.template)
+	driver, why, err := r.driverOf(ctx, tdb, w)
 	if err != nil {
 		return nil, err
 	}
-	if w.onDelete {
-		w.status.DrivenBy = driver
-	}
-	// Another budget may drive it: two drivers would each spend their own
-	// budget and disrupt more than either allows.
-	w.driven = w.onDelete && w.synced && driver == tdb.Name
+	w.status.DrivenBy, w.status.Message = driver, why
+	// Only the budget the workload names drives it: two drivers would each
+	// spend their own budget and disrupt more than either allows.
+	w.driven = w.synced && driver == tdb.Name
 	return w, nil
 }
 
-// driverOf is the budget that drives a workload: the oldest budget with
-// spec.rollout whose selector matches the workload's pod template, then
-// the first by name.
-func (r *RolloutReconciler) driverOf(ctx context.Context, ns string, template labels.Set) (string, error) {
-	var tdbs policyv1alpha1.TopologyDisruptionBudgetList
-	if err := r.Client.List(ctx, &tdbs, client.InNamespace(ns)); err != nil {
-		return "", fmt.Errorf("listing budgets: %w", err)
+// driverOf is the budget that may drive an OnDelete workload: the one its
+// rollout-budget annotation names, when that budget exists, has
+// spec.rollout, is not being deleted and selects the workload's pods. The
+// annotation is the workload owner's consent: whoever may write a budget
+// must not be able to make the operator evict, with its own rights, pods
+// the owner did not hand over. Without a driver it returns "" and a message
+// saying why and how to hand the workload over to tdb.
+func (r *RolloutReconciler) driverOf(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, w *drivenWorkload) (driver, why string, err error) {
+	annotate := fmt.Sprintf("kubectl annotate %s %s %s=%s --overwrite",
+		strings.ToLower(w.status.Kind), w.status.Name, policyv1alpha1.RolloutBudgetAnnotation, tdb.Name)
+	if w.consent == "" {
+		return "", fmt.Sprintf("not updated by the operator: the workload names no budget in its %s annotation; "+
+			"to let budget %s update it: %s", policyv1alpha1.RolloutBudgetAnnotation, tdb.Name, annotate), nil
 	}
-	var best *policyv1alpha1.TopologyDisruptionBudget
-	for i := range tdbs.Items {
-		t := &tdbs.Items[i]
-		if t.Spec.Rollout == nil || !t.DeletionTimestamp.IsZero() {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(t.Spec.Selector)
-		if err != nil || !sel.Matches(template) {
-			continue
-		}
-		if best == nil || t.CreationTimestamp.Before(&best.CreationTimestamp) ||
-			(t.CreationTimestamp.Equal(&best.CreationTimestamp) && t.Name < best.Name) {
-			best = t
+	named := tdb
+	if w.consent != tdb.Name {
+		named = &policyv1alpha1.TopologyDisruptionBudget{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: tdb.Namespace, Name: w.consent}, named); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return "", "", fmt.Errorf("reading budget %s named by %s %s: %w", w.consent, w.status.Kind, w.status.Name, err)
+			}
+			named = nil
 		}
 	}
-	if best == nil {
-		return "", nil
+	problem := ""
+	switch {
+	case named == nil:
+		problem = "which does not exist in its namespace"
+	case named.Spec.Rollout == nil || !named.DeletionTimestamp.IsZero():
+		problem = "which has no spec.rollout"
+	default:
+		if sel, err := metav1.LabelSelectorAsSelector(named.Spec.Selector); err != nil || !sel.Matches(w.template) {
+			problem = "whose selector does not select its pods"
+		}
 	}
-	return best.Name, nil
+	if problem != "" {
+		return "", fmt.Sprintf("not updated by the operator: its %s annotation names budget %s, %s; "+
+			"to let budget %s update it: %s", policyv1alpha1.RolloutBudgetAnnotation, w.consent, problem, tdb.Name, annotate), nil
+	}
+	return w.consent, "", nil
 }
 
 // readWorkload reads a StatefulSet or DaemonSet from the cache.
@@ -406,6 +443,7 @@ func (r *RolloutReconciler) readWorkload(ctx context.Context, ns string, ref *me
 			status: policyv1alpha1.RolloutWorkloadStatus{
 				Kind: "StatefulSet", Name: sts.Name, UpdateStrategy: strategy, UpdateRevision: rev,
 			},
+			consent:  sts.Annotations[policyv1alpha1.RolloutBudgetAnnotation],
 			onDelete: strategy == string(appsv1.OnDeleteStatefulSetStrategyType),
 			synced:   rev != "" && sts.Status.ObservedGeneration >= sts.Generation,
 			updated:  func(p *corev1.Pod) bool { return rev != "" && p.Labels[revisionHashLabel] == rev },
@@ -437,6 +475,7 @@ func (r *RolloutReconciler) readWorkload(ctx context.Context, ns string, ref *me
 			status: policyv1alpha1.RolloutWorkloadStatus{
 				Kind: "DaemonSet", Name: ds.Name, UpdateStrategy: strategy, UpdateRevision: gen,
 			},
+			consent:  ds.Annotations[policyv1alpha1.RolloutBudgetAnnotation],
 			onDelete: strategy == string(appsv1.OnDeleteDaemonSetStrategyType),
 			synced:   gen != "" && ds.Status.ObservedGeneration >= ds.Generation,
 			updated:  func(p *corev1.Pod) bool { return gen != "" && p.Labels[templateGenerationLabel] == gen },
@@ -560,6 +599,22 @@ func applyRolloutFields(dst, src *policyv1alpha1.TopologyDisruptionBudgetStatus)
 			apimeta.RemoveStatusCondition(&dst.Conditions, t)
 		}
 	}
+}
+
+// reportNotEnforced replaces the rollout status of a budget in the
+// operator's namespace with conditions that say it is not enforced.
+func (r *RolloutReconciler) reportNotEnforced(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget) error {
+	next := tdb.Status.DeepCopy()
+	next.Rollout = nil
+	for _, c := range budget.NotEnforcedRolloutConditions(tdb.Namespace) {
+		c.ObservedGeneration = tdb.Generation
+		c.LastTransitionTime = metav1.NewTime(r.Clock.Now())
+		apimeta.SetStatusCondition(&next.Conditions, c)
+	}
+	if tdb.Status.Rollout == nil && equality.Semantic.DeepEqual(tdb.Status.Conditions, next.Conditions) {
+		return nil
+	}
+	return r.writeRolloutStatus(ctx, tdb, next)
 }
 
 // clearRolloutStatus removes the rollout status of a budget whose
@@ -721,6 +776,11 @@ func (r *RolloutReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("rollout").
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForPod), builder.WithPredicates(podChanged{})).
+		// A budget created, deleted or respecified may become, or stop
+		// being, the driver a workload names: the other budgets covering
+		// that workload report it.
+		Watches(&policyv1alpha1.TopologyDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.otherBudgets),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, createOrDelete()))).
 		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForWorkload), builder.WithPredicates(revisionChanged{})).
 		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForWorkload), builder.WithPredicates(revisionChanged{})).
 		Complete(r)
@@ -734,6 +794,24 @@ func (r *RolloutReconciler) budgetsForPod(ctx context.Context, obj client.Object
 	set := map[types.NamespacedName]struct{}{}
 	matchingBudgets(ctx, r.Client, obj.GetNamespace(), obj.GetLabels(), set, hasRollout)
 	return toRequests(set)
+}
+
+// otherBudgets maps a budget to the other budgets of its namespace that
+// have or had a rollout.
+func (r *RolloutReconciler) otherBudgets(ctx context.Context, obj client.Object) []reconcile.Request {
+	var tdbs policyv1alpha1.TopologyDisruptionBudgetList
+	if err := r.Client.List(ctx, &tdbs, client.InNamespace(obj.GetNamespace())); err != nil {
+		log.FromContext(ctx).Error(err, "listing budgets to map a budget change", "namespace", obj.GetNamespace())
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range tdbs.Items {
+		t := &tdbs.Items[i]
+		if t.Name != obj.GetName() && hasRollout(t) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(t)})
+		}
+	}
+	return out
 }
 
 func (r *RolloutReconciler) budgetsForWorkload(ctx context.Context, obj client.Object) []reconcile.Request {
@@ -757,10 +835,14 @@ func budgetHasRollout(o client.Object) bool {
 }
 
 // revisionChanged passes workload updates that can start or move a rollout:
-// a new spec, update revision or strategy, or the controller catching up.
+// a new spec, update revision or strategy, the controller catching up, or
+// the owner handing the workload over (or back).
 type revisionChanged struct{ predicate.Funcs }
 
 func (revisionChanged) Update(e event.UpdateEvent) bool {
+	if e.ObjectOld.GetAnnotations()[policyv1alpha1.RolloutBudgetAnnotation] != e.ObjectNew.GetAnnotations()[policyv1alpha1.RolloutBudgetAnnotation] {
+		return true
+	}
 	switch o := e.ObjectOld.(type) {
 	case *appsv1.StatefulSet:
 		n, ok := e.ObjectNew.(*appsv1.StatefulSet)

@@ -46,7 +46,36 @@ type RolloutSpec struct {
 	// +kubebuilder:default=600
 	// +kubebuilder:validation:Minimum=1
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+	// settleSeconds is how long the driven workloads must stay unchanged (no
+	// new update revision, no workload newly handed over) before the
+	// operator evicts a pod. Workloads changed one after the other (kubectl
+	// apply of several files, a Helm upgrade, a GitOps sync) then all have
+	// their new revision before a domain is chosen, so domainOrder holds
+	// however the changes were spaced within the window: every further
+	// change restarts it. It applies only while the budget covers more than
+	// one OnDelete workload (one workload's new revision covers all its pods
+	// at once). 0 turns it off.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	SettleSeconds *int32 `json:"settleSeconds,omitempty"`
 }
+
+// Condition reasons of the rollout conditions (RolloutProgressing and
+// RolloutComplete) beside those in conditions.go. A budget in the
+// operator's namespace gets ReasonNotEnforced there too.
+const (
+	// ReasonRolloutSettling: the driven workloads changed (a new update
+	// revision, or a workload handed over) less than
+	// spec.rollout.settleSeconds ago; nothing is evicted until they have
+	// settled.
+	ReasonRolloutSettling = "Settling"
+	// ReasonWorkloadNotHandedOver: a covered OnDelete workload names no
+	// budget that may update it in its policy.tdb.dev/rollout-budget
+	// annotation; the operator does not update it.
+	ReasonWorkloadNotHandedOver = "WorkloadNotHandedOver"
+)
 
 // RolloutPhase is where a domain is in a rollout.
 // +kubebuilder:validation:Enum=Pending;Progressing;Paused;Stalled;Complete
@@ -96,11 +125,17 @@ type RolloutWorkloadStatus struct {
 	// workloads are updated by the operator; the others are listed for
 	// nextScaleDown.
 	UpdateStrategy string `json:"updateStrategy"`
-	// drivenBy names the budget that updates this workload. When several
-	// budgets with spec.rollout cover one workload, the oldest (then the
-	// first by name) drives it; the others only report it.
+	// drivenBy names the budget that updates this OnDelete workload: the
+	// budget its policy.tdb.dev/rollout-budget annotation names, when that
+	// budget exists, has spec.rollout and selects the workload's pods. Empty
+	// when no budget may update it (see message); the other budgets that
+	// cover it only report it.
 	// +optional
 	DrivenBy string `json:"drivenBy,omitempty"`
+	// message says why no budget updates this OnDelete workload and how to
+	// hand it over (the policy.tdb.dev/rollout-budget annotation).
+	// +optional
+	Message string `json:"message,omitempty"`
 	// updateRevision is the revision covered pods are updated to: the
 	// StatefulSet's status.updateRevision, or the DaemonSet's template
 	// generation.
@@ -127,6 +162,12 @@ type RolloutStatus struct {
 	// when nothing is being updated or under AllDomains.
 	// +optional
 	CurrentDomain string `json:"currentDomain,omitempty"`
+	// lastRevisionChangeTime is when the operator last saw the driven
+	// workloads change: a new update revision, or a workload handed over.
+	// While the budget covers more than one OnDelete workload, no pod is
+	// evicted until settleSeconds after it.
+	// +optional
+	LastRevisionChangeTime *metav1.Time `json:"lastRevisionChangeTime,omitempty"`
 	// domains is the progress per domain, in rollout order.
 	// +optional
 	// +listType=map

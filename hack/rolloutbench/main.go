@@ -8,7 +8,9 @@
 //	   so the operator's status controller does the same bookkeeping as in
 //	   b and c but nothing asks it before a pod is deleted
 //	b  updateStrategy OnDelete, driven by the operator: a TDB maxUnavailable 2
-//	   per zone with rollout.strategy AllDomains
+//	   per zone with rollout.strategy AllDomains, which the StatefulSet names
+//	   in its policy.tdb.dev/rollout-budget annotation (a single OnDelete
+//	   workload: no settle window)
 //	c  the same with rollout.strategy DomainByDomain
 //
 // Every case has the same StatefulSet shape (24 replicas, Parallel pod
@@ -519,7 +521,13 @@ func deploy(ctx context.Context, k8s client.Client, ns string, bc benchCase) err
 	if err := createVolumes(ctx, k8s, ns); err != nil {
 		return err
 	}
-	if err := k8s.Create(ctx, statefulSet(ns, bc.update)); err != nil {
+	sts := statefulSet(ns, bc.update)
+	if bc.rollout != nil {
+		// The owner's consent: the operator updates only the OnDelete
+		// workloads that name the budget.
+		sts.Annotations = map[string]string{policyv1alpha1.RolloutBudgetAnnotation: budgetName}
+	}
+	if err := k8s.Create(ctx, sts); err != nil {
 		return fmt.Errorf("creating the StatefulSet: %w", err)
 	}
 	tdb := &policyv1alpha1.TopologyDisruptionBudget{

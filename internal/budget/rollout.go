@@ -15,9 +15,9 @@ import (
 // progress when spec.rollout.progressDeadlineSeconds is unset.
 const DefaultProgressDeadline = 600 * time.Second
 
-// DefaultSettle is how long the update revisions of a budget's driven
-// workloads must stay unchanged before the operator evicts, when
-// spec.rollout.settleSeconds is unset.
+// DefaultSettle is how long a budget's driven workloads must stay unchanged
+// (no new update revision, no workload newly handed over) before the
+// operator evicts, when spec.rollout.settleSeconds is unset.
 const DefaultSettle = 10 * time.Second
 
 // maxStalledPodsNamed bounds the pods a stall message names.

@@ -77,6 +77,72 @@ var _ = Describe("Rollouts driven by the operator (OnDelete StatefulSets and Dae
 			r.expectEvents(ctx, order)
 		})
 
+	It("DomainByDomain, domainOrder [zone-b, zone-c, zone-a]: the three StatefulSets changed one after the other in another order (zone-a, zone-c, zone-b), 2 s apart, as kubectl apply of several files, a Helm upgrade or a GitOps sync does, are still updated strictly in domainOrder",
+		SpecTimeout(8*time.Minute), func(ctx SpecContext) {
+			order := []string{"zone-b", "zone-c", "zone-a"}
+			r := startStatefulSetRollout(ctx, "roll-staggered", 1, policyv1alpha1.RolloutSpec{
+				Strategy: policyv1alpha1.DomainByDomain, DomainOrder: order,
+			})
+			r.changeOneByOne(ctx, []string{"web-zone-a", "web-zone-c", "web-zone-b"}, 2*time.Second,
+				map[string]*string{revisionAnnotation: ptr.To("2")})
+			r.waitComplete(ctx, order, 5*time.Minute)
+
+			rep := r.w.Stop()
+			p := r.progress()
+			report := timeline(p, order, r.changedAt)
+			AddReportEntry("DomainByDomain rollout of StatefulSets changed 2 s apart", report+"\n    watcher: "+rep.String())
+			GinkgoWriter.Println("timeline:", report)
+			expectHeld(rep, 1, 1, 1)
+			if left := leavings(r.hist.Events(), r.app, r.changedSeq, r.outdated); len(left) > 0 {
+				Expect(left[0].Seq).To(BeNumerically(">", r.lastChangedSeq),
+					"pod %s of %s left at t+%.1fs, before the last StatefulSet was changed: %s", left[0].Name, left[0].Zone,
+					left[0].At.Sub(r.changedAt).Seconds(), report)
+			}
+			expectZonesInOrder(p, order, r.perZone, report)
+		})
+
+	It("StatefulSets that do not name the budget in policy.tdb.dev/rollout-budget are not updated: no pod is evicted and the budget says how to hand them over; once their owner does, they are updated in domainOrder",
+		SpecTimeout(8*time.Minute), func(ctx SpecContext) {
+			order := []string{"zone-c", "zone-b", "zone-a"}
+			r := startStatefulSets(ctx, "roll-consent", 1, policyv1alpha1.RolloutSpec{
+				Strategy: policyv1alpha1.DomainByDomain, DomainOrder: order,
+			}, false)
+			r.change(ctx, map[string]*string{revisionAnnotation: ptr.To("2")})
+
+			By("for 20 s, no outdated pod leaves")
+			Consistently(ctx, func(g Gomega) {
+				for _, e := range leavings(r.hist.Events(), r.app, r.changedSeq, r.outdated) {
+					g.Expect(e.Name).To(BeEmpty(), "pod %s of %s left at t+%.1fs although its StatefulSet was not handed over",
+						e.Name, e.Zone, e.At.Sub(r.changedAt).Seconds())
+				}
+			}).WithTimeout(20 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
+
+			By("the budget reports the workloads not driven, why, and how to hand them over")
+			Eventually(ctx, func(g Gomega) {
+				tdb := r.f.getTDB(ctx, r.tdb)
+				g.Expect(tdb.Status.Rollout).NotTo(BeNil(), fmtRollout(tdb))
+				g.Expect(tdb.Status.Rollout.Workloads).To(HaveLen(3), fmtRollout(tdb))
+				for _, w := range tdb.Status.Rollout.Workloads {
+					g.Expect(w.DrivenBy).To(BeEmpty(), fmtRollout(tdb))
+					g.Expect(w.Message).To(ContainSubstring(fmt.Sprintf("kubectl annotate statefulset %s %s=%s",
+						w.Name, policyv1alpha1.RolloutBudgetAnnotation, r.tdb)), fmtRollout(tdb))
+				}
+				c := meta.FindStatusCondition(tdb.Status.Conditions, policyv1alpha1.ConditionRolloutProgressing)
+				g.Expect(c).NotTo(BeNil(), fmtRollout(tdb))
+				g.Expect([]string{string(c.Status), c.Reason}).To(Equal([]string{"False", policyv1alpha1.ReasonWorkloadNotHandedOver}), fmtRollout(tdb))
+			}).WithTimeout(30 * time.Second).Should(Succeed())
+
+			By("the owner annotates the StatefulSets: the rollout starts and completes in domainOrder")
+			r.handOver(ctx)
+			r.waitComplete(ctx, order, 5*time.Minute)
+			rep := r.w.Stop()
+			p := r.progress()
+			report := timeline(p, order, r.changedAt)
+			AddReportEntry("StatefulSets handed over after their change", report+"\n    watcher: "+rep.String())
+			expectHeld(rep, 1, 1, 1)
+			expectZonesInOrder(p, order, r.perZone, report)
+		})
+
 	It("AllDomains, maxUnavailable 2: the zones are updated in parallel, never more than 2 pods unavailable in a zone, and the rollout completes",
 		SpecTimeout(8*time.Minute), func(ctx SpecContext) {
 			r := startStatefulSetRollout(ctx, "roll-all", 2, policyv1alpha1.RolloutSpec{Strategy: policyv1alpha1.AllDomains})
@@ -279,10 +345,10 @@ var _ = Describe("Rollouts driven by the operator (OnDelete StatefulSets and Dae
 		SpecTimeout(8*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "roll-ds", 4)
 			pods := kwokenv.Pods{Namespace: f.ns, App: "agent", NodeLabel: [2]string{poolLabel, f.name}}
-			Expect(k8s.Create(ctx, kwokenv.OnDeleteDaemonSet(pods, "agent"))).To(Succeed())
+			Expect(k8s.Create(ctx, kwokenv.OnDeleteDaemonSet(pods, "agent", "agent"))).To(Succeed())
 			f.waitPodsReady(ctx, "agent", 12)
 			order := []string{"zone-c", "zone-a", "zone-b"}
-			r := &rolloutRun{f: f, app: "agent", tdb: "agent", perZone: 4, workloads: []client.Object{&appsv1.DaemonSet{}}, names: []string{"agent"}}
+			r := &rolloutRun{f: f, app: "agent", tdb: "agent", perZone: 4, workloads: []client.Object{&appsv1.DaemonSet{}}, names: []string{"agent"}, handedOver: true}
 			r.createTDB(ctx, 1, policyv1alpha1.RolloutSpec{Strategy: policyv1alpha1.DomainByDomain, DomainOrder: []string{"zone-c"}})
 			r.change(ctx, map[string]*string{revisionAnnotation: ptr.To("2")})
 			r.waitComplete(ctx, order, 5*time.Minute)
@@ -306,26 +372,42 @@ type rolloutRun struct {
 	// workloads are empty objects of the workloads' kind, names their names.
 	workloads []client.Object
 	names     []string
+	// handedOver: the workloads name the budget in their
+	// policy.tdb.dev/rollout-budget annotation.
+	handedOver bool
 
 	// old holds the revisions outdated by the last change.
 	old       revisionSet
 	hist      *podHistory
 	w         *sampler
 	changedAt time.Time
-	// changedSeq is the history's position when the last change was made.
-	changedSeq int
+	// changedSeq is the history's position when the last change was made,
+	// lastChangedSeq when its last workload was changed.
+	changedSeq, lastChangedSeq int
 }
 
 // startStatefulSetRollout makes a spec's fixture (2 nodes per zone), three
-// OnDelete StatefulSets of 8 pods (one per zone) and a budget over them with
-// maxUnavailable per zone and rollout, and waits until the operator reports
-// the rollout complete (nothing to do yet).
+// OnDelete StatefulSets of 8 pods (one per zone) that hand their updates
+// over to the budget (policy.tdb.dev/rollout-budget), and a budget over them
+// with maxUnavailable per zone and rollout, and waits until the operator
+// reports the rollout complete (nothing to do yet).
 func startStatefulSetRollout(ctx context.Context, name string, maxUnavailable int32, rollout policyv1alpha1.RolloutSpec) *rolloutRun {
+	return startStatefulSets(ctx, name, maxUnavailable, rollout, true)
+}
+
+// startStatefulSets is startStatefulSetRollout; without handOver the
+// StatefulSets do not name the budget, and it waits until the budget says
+// so instead.
+func startStatefulSets(ctx context.Context, name string, maxUnavailable int32, rollout policyv1alpha1.RolloutSpec, handOver bool) *rolloutRun {
 	f := newFixture(ctx, name, 2)
-	r := &rolloutRun{f: f, app: "web", tdb: "web", perZone: 8}
+	r := &rolloutRun{f: f, app: "web", tdb: "web", perZone: 8, handedOver: handOver}
+	consent := ""
+	if handOver {
+		consent = r.tdb
+	}
 	for _, z := range zones {
 		pods := kwokenv.Pods{Namespace: f.ns, App: r.app, Labels: map[string]string{"zone": z}, NodeLabel: [2]string{poolLabel, f.name}, Zone: z}
-		sts := kwokenv.OnDeleteStatefulSet(pods, r.app+"-"+z, int32(r.perZone))
+		sts := kwokenv.OnDeleteStatefulSet(pods, r.app+"-"+z, int32(r.perZone), consent)
 		Expect(k8s.Create(ctx, sts)).To(Succeed())
 		r.workloads = append(r.workloads, &appsv1.StatefulSet{})
 		r.names = append(r.names, sts.Name)
@@ -336,8 +418,8 @@ func startStatefulSetRollout(ctx context.Context, name string, maxUnavailable in
 }
 
 // createTDB creates the budget (topologyKey zone) and waits until its
-// status counts every pod and reports the rollout complete, with every
-// workload listed.
+// status counts every pod and, with every workload listed, reports the
+// rollout (complete, for workloads handed over).
 func (r *rolloutRun) createTDB(ctx context.Context, maxUnavailable int32, rollout policyv1alpha1.RolloutSpec) {
 	spec := tdbSpec(r.app)
 	spec.TopologyKey = zoneKey
@@ -359,7 +441,9 @@ func (r *rolloutRun) createTDB(ctx context.Context, maxUnavailable int32, rollou
 		g.Expect(names).To(ConsistOf(r.names), fmtRollout(tdb))
 		c := meta.FindStatusCondition(tdb.Status.Conditions, policyv1alpha1.ConditionRolloutComplete)
 		g.Expect(c).NotTo(BeNil(), fmtRollout(tdb))
-		g.Expect(c.Status).To(Equal(metav1.ConditionTrue), fmtRollout(tdb))
+		if r.handedOver {
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), fmtRollout(tdb))
+		}
 	}).WithTimeout(time.Minute).Should(Succeed())
 	r.hist = r.f.recordPods(ctx, revisionLabel)
 	r.w = r.f.watch(r.app, fixedExpected(r.perZone))
@@ -371,18 +455,62 @@ func (r *rolloutRun) outdated(rev string) bool { return r.old.has(rev) }
 // change sets (or, for nil values, removes) pod template annotations of
 // every workload: a new revision to roll out.
 func (r *rolloutRun) change(ctx context.Context, annotations map[string]*string) {
+	r.changeOneByOne(ctx, r.names, 0, annotations)
+}
+
+// changeOneByOne changes the pod template of the workloads named, in that
+// order, gap apart, as kubectl apply of several files, a Helm upgrade or a
+// GitOps sync does.
+func (r *rolloutRun) changeOneByOne(ctx context.Context, names []string, gap time.Duration, annotations map[string]*string) {
 	r.old = r.f.revisions(ctx, r.app, revisionLabel)
 	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"annotations": annotations}}}})
 	Expect(err).NotTo(HaveOccurred())
 	r.changedSeq = r.hist.Seq()
 	r.changedAt = time.Now()
+	for i, name := range names {
+		if i > 0 && gap > 0 {
+			select {
+			case <-ctx.Done():
+				Fail("interrupted between two workload changes")
+			case <-time.After(gap):
+			}
+		}
+		k := indexOf(r.names, name)
+		Expect(k).To(BeNumerically(">=", 0), "no workload %s", name)
+		obj := r.workloads[k].DeepCopyObject().(client.Object)
+		obj.SetNamespace(r.f.ns)
+		obj.SetName(name)
+		Expect(k8s.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+		GinkgoWriter.Printf("t+%.1fs: changed the pod template of %s\n", time.Since(r.changedAt).Seconds(), name)
+	}
+	r.lastChangedSeq = r.hist.Seq()
+	GinkgoWriter.Printf("changed the pod template of %v (outdated revisions %s)\n", names, r.old)
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// handOver annotates every workload with policy.tdb.dev/rollout-budget, as
+// their owner would with kubectl annotate.
+func (r *rolloutRun) handOver(ctx context.Context) {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		policyv1alpha1.RolloutBudgetAnnotation: r.tdb,
+	}}})
+	Expect(err).NotTo(HaveOccurred())
 	for i, w := range r.workloads {
 		obj := w.DeepCopyObject().(client.Object)
 		obj.SetNamespace(r.f.ns)
 		obj.SetName(r.names[i])
 		Expect(k8s.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
 	}
-	GinkgoWriter.Printf("changed the pod template of %v (outdated revisions %s)\n", r.names, r.old)
+	r.handedOver = true
+	GinkgoWriter.Printf("handed %v over to budget %s\n", r.names, r.tdb)
 }
 
 // setPaused sets spec.rollout.paused.
@@ -509,7 +637,7 @@ func fmtRollout(tdb *policyv1alpha1.TopologyDisruptionBudget) string {
 			if i > 0 {
 				b.WriteString(" ")
 			}
-			fmt.Fprintf(&b, "%s/%s:%s,rev=%s,%d/%d", w.Kind, w.Name, w.UpdateStrategy, w.UpdateRevision, w.UpdatedPods, w.TotalPods)
+			fmt.Fprintf(&b, "%s/%s:%s,rev=%s,%d/%d,by=%q", w.Kind, w.Name, w.UpdateStrategy, w.UpdateRevision, w.UpdatedPods, w.TotalPods, w.DrivenBy)
 		}
 		b.WriteString("]")
 	} else {

@@ -6,6 +6,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 )
 
 // Pods describes the pods of a test workload on the local cluster.
@@ -80,10 +82,11 @@ func (p Pods) Template() corev1.PodTemplateSpec {
 // OnDeleteStatefulSet is a StatefulSet of the pods with Parallel pod
 // management and the OnDelete update strategy: a template change creates a
 // new revision, and nothing but a deletion (here: the operator's evictions)
-// replaces a pod.
-func OnDeleteStatefulSet(p Pods, name string, replicas int32) *appsv1.StatefulSet {
+// replaces a pod. rolloutBudget, when set, is the budget its
+// policy.tdb.dev/rollout-budget annotation hands its updates to.
+func OnDeleteStatefulSet(p Pods, name string, replicas int32, rolloutBudget string) *appsv1.StatefulSet {
 	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: name, Labels: p.selectorLabels()},
+		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: name, Labels: p.selectorLabels(), Annotations: handOver(rolloutBudget)},
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:            ptr.To(replicas),
 			PodManagementPolicy: appsv1.ParallelPodManagement,
@@ -95,16 +98,25 @@ func OnDeleteStatefulSet(p Pods, name string, replicas int32) *appsv1.StatefulSe
 }
 
 // OnDeleteDaemonSet is a DaemonSet of the pods with the OnDelete update
-// strategy.
-func OnDeleteDaemonSet(p Pods, name string) *appsv1.DaemonSet {
+// strategy; rolloutBudget as for OnDeleteStatefulSet.
+func OnDeleteDaemonSet(p Pods, name, rolloutBudget string) *appsv1.DaemonSet {
 	return &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: name, Labels: p.selectorLabels()},
+		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: name, Labels: p.selectorLabels(), Annotations: handOver(rolloutBudget)},
 		Spec: appsv1.DaemonSetSpec{
 			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType},
 			Selector:       &metav1.LabelSelector{MatchLabels: p.selectorLabels()},
 			Template:       p.Template(),
 		},
 	}
+}
+
+// handOver is the annotation that lets budget update an OnDelete workload;
+// none for "".
+func handOver(budget string) map[string]string {
+	if budget == "" {
+		return nil
+	}
+	return map[string]string{policyv1alpha1.RolloutBudgetAnnotation: budget}
 }
 
 // RollingDeployment is a Deployment of the pods with a RollingUpdate

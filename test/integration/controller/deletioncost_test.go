@@ -514,3 +514,32 @@ var _ = Describe("Scale-down order through pod-deletion-cost", func() {
 		Expect(annotationsOf(ns, "web-zone-a-own")()).To(Equal(map[string]string{costKey: "7"}))
 	})
 })
+
+var _ = Describe("Scale-down order in the operator's own namespace", func() {
+	It("sets no cost for a budget there (the webhook lets every eviction pass), and releases the pods it had marked", func() {
+		ns := framework.ExemptNamespace
+		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
+		w := newCostWorld(ns)
+		rs := w.replicaSet("own-web", "own-web", 6, nil, 0)
+		pods := w.pods(rs, true, map[string]int{"zone-a": 2, "zone-b": 2, "zone-c": 2})
+		// A cost an earlier operator version set for the budget.
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pods[0]), pods[0])).To(Succeed())
+		pods[0].Annotations = map[string]string{costKey: "-2", markerKey: "own"}
+		Expect(k8s.Update(ctx, pods[0])).To(Succeed())
+		tdb := orderingBudget(ns, "own", "own-web", nil)
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, tdb))).To(Succeed())
+		})
+
+		Eventually(annotationsOf(ns, pods[0].Name)).Should(BeEmpty(), "the budget's old cost is released")
+		Consistently(func() map[string]podCost {
+			out := map[string]podCost{}
+			for n, p := range w.costsOf("own-web") {
+				if p.HasCost || p.Marker != "" {
+					out[n] = p
+				}
+			}
+			return out
+		}, 3*time.Second, 200*time.Millisecond).Should(BeEmpty(), "no pod of the operator's namespace gets a cost")
+	})
+})

@@ -26,14 +26,15 @@ const (
 	newRevision = "db-rev-2"
 )
 
-// rolloutWorld is one OnDelete StatefulSet "db" of two pods per zone. No
-// StatefulSet controller runs in envtest: the test plays it, replacing each
-// pod the operator evicted (the API server leaves it terminating, since no
-// kubelet confirms the deletion) with a pod of the new revision.
+// rolloutWorld is one OnDelete StatefulSet "db" of two pods per zone,
+// labelled app=ingester. No StatefulSet controller runs in envtest: the test
+// plays it, replacing each pod the operator evicted (the API server leaves
+// it terminating, since no kubelet confirms the deletion) with a pod of the
+// new revision.
 type rolloutWorld struct {
-	ns    string
-	sts   *appsv1.StatefulSet
-	nodes map[string]string
+	ns, app string
+	sts     *appsv1.StatefulSet
+	nodes   map[string]string
 
 	mu        sync.Mutex
 	zoneOf    map[string]string
@@ -47,30 +48,58 @@ type rolloutWorld struct {
 	readyReplacements bool
 }
 
-func newRolloutWorld() *rolloutWorld {
+// newRolloutWorld makes the world in a new namespace; the StatefulSet hands
+// its updates over to the budget rolloutBudget (its
+// policy.tdb.dev/rollout-budget annotation), none for "".
+func newRolloutWorld(rolloutBudget string) *rolloutWorld {
+	return newRolloutWorldIn(newNamespace(), "ingester", "db", rolloutBudget)
+}
+
+// newRolloutWorldIn makes the world in namespace ns: a StatefulSet sts of
+// pods labelled app.
+func newRolloutWorldIn(ns, app, sts, rolloutBudget string) *rolloutWorld {
 	w := &rolloutWorld{
-		ns: newNamespace(), nodes: map[string]string{}, zoneOf: map[string]string{}, seen: map[string]time.Time{},
+		ns: ns, app: app, nodes: map[string]string{}, zoneOf: map[string]string{}, seen: map[string]time.Time{},
 		readyReplacements: true,
 	}
 	for _, z := range zones {
-		name := w.ns + "-" + z
+		name := w.ns + "-" + sts + "-" + z
 		_, err := framework.Node(ctx, k8s, name, map[string]string{framework.ZoneKey: z})
 		Expect(err).NotTo(HaveOccurred())
 		w.nodes[z] = name
 	}
-	labels := map[string]string{"app": "ingester"}
-	sts, err := framework.StatefulSet(ctx, k8s, w.ns, "db", 6, labels)
+	labels := map[string]string{"app": app}
+	set, err := framework.StatefulSet(ctx, k8s, w.ns, sts, 6, labels)
 	Expect(err).NotTo(HaveOccurred())
-	sts.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
-	Expect(k8s.Update(ctx, sts)).To(Succeed())
-	w.sts = sts
+	set.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
+	if rolloutBudget != "" {
+		set.Annotations = map[string]string{policyv1alpha1.RolloutBudgetAnnotation: rolloutBudget}
+	}
+	Expect(k8s.Update(ctx, set)).To(Succeed())
+	w.sts = set
 	w.setRevision(oldRevision)
 	for i := range 6 {
 		z := zones[i%3]
-		w.zoneOf[fmt.Sprintf("db-%d", i)] = z
-		w.createPod(fmt.Sprintf("db-%d", i), oldRevision, true)
+		w.zoneOf[fmt.Sprintf("%s-%d", sts, i)] = z
+		w.createPod(fmt.Sprintf("%s-%d", sts, i), oldRevision, true)
 	}
 	return w
+}
+
+// handOver sets (or, for "", removes) the StatefulSet's
+// policy.tdb.dev/rollout-budget annotation, as its owner would with
+// kubectl annotate.
+func (w *rolloutWorld) handOver(rolloutBudget string) {
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(w.sts), w.sts)).To(Succeed())
+	patch := client.MergeFrom(w.sts.DeepCopy())
+	if w.sts.Annotations == nil {
+		w.sts.Annotations = map[string]string{}
+	}
+	w.sts.Annotations[policyv1alpha1.RolloutBudgetAnnotation] = rolloutBudget
+	if rolloutBudget == "" {
+		delete(w.sts.Annotations, policyv1alpha1.RolloutBudgetAnnotation)
+	}
+	Expect(k8s.Patch(ctx, w.sts, patch)).To(Succeed())
 }
 
 // setRevision publishes the update revision as the StatefulSet controller
@@ -87,7 +116,7 @@ func (w *rolloutWorld) setRevision(rev string) {
 func (w *rolloutWorld) createPod(name, rev string, ready bool) {
 	_, err := framework.Pod(ctx, k8s, w.ns, framework.PodSpec{
 		Name: name, Node: w.nodes[w.zoneOf[name]], Owner: w.sts, Ready: ready,
-		Labels: map[string]string{"app": "ingester", appsv1.ControllerRevisionHashLabelKey: rev},
+		Labels: map[string]string{"app": w.app, appsv1.ControllerRevisionHashLabelKey: rev},
 	})
 	Expect(err).NotTo(HaveOccurred())
 }
@@ -98,7 +127,7 @@ func (w *rolloutWorld) createPod(name, rev string, ready bool) {
 // records what it saw.
 func (w *rolloutWorld) step() {
 	var pods corev1.PodList
-	Expect(k8s.List(ctx, &pods, client.InNamespace(w.ns))).To(Succeed())
+	Expect(k8s.List(ctx, &pods, client.InNamespace(w.ns), client.MatchingLabels{"app": w.app})).To(Succeed())
 	unavailable := map[string]int{}
 	present := map[string]int{}
 	var gone []corev1.Pod
@@ -197,7 +226,7 @@ func (w *rolloutWorld) maxima() (perZone, zonesAtOnce int) {
 
 func (w *rolloutWorld) podsAt(rev string) int {
 	var pods corev1.PodList
-	Expect(k8s.List(ctx, &pods, client.InNamespace(w.ns))).To(Succeed())
+	Expect(k8s.List(ctx, &pods, client.InNamespace(w.ns), client.MatchingLabels{"app": w.app})).To(Succeed())
 	n := 0
 	for _, p := range pods.Items {
 		if p.Labels[appsv1.ControllerRevisionHashLabelKey] == rev && p.DeletionTimestamp == nil {
@@ -239,7 +268,7 @@ func withRollout(strategy policyv1alpha1.RolloutStrategyType, mutate func(*polic
 
 var _ = Describe("Rollouts of OnDelete StatefulSets driven through the Eviction API", func() {
 	It("updates domain by domain in domainOrder, one pod per zone at a time, and reports completion", func() {
-		w := newRolloutWorld()
+		w := newRolloutWorld("db")
 		tdb := newBudget(w.ns, "db", withRollout(policyv1alpha1.DomainByDomain, func(r *policyv1alpha1.RolloutSpec) {
 			r.DomainOrder = []string{"zone-b", "zone-c"}
 		}))
@@ -269,7 +298,7 @@ var _ = Describe("Rollouts of OnDelete StatefulSets driven through the Eviction 
 	})
 
 	It("updates every domain at once under AllDomains, each within its budget", func() {
-		w := newRolloutWorld()
+		w := newRolloutWorld("db")
 		tdb := newBudget(w.ns, "db", withRollout(policyv1alpha1.AllDomains, nil))
 		Eventually(rolloutCondition(tdb, policyv1alpha1.ConditionRolloutComplete)).Should(HaveField("Status", metav1.ConditionTrue))
 		stop := make(chan struct{})
@@ -285,23 +314,25 @@ var _ = Describe("Rollouts of OnDelete StatefulSets driven through the Eviction 
 		Expect(w.evicted()).To(ConsistOf("zone-a", "zone-a", "zone-b", "zone-b", "zone-c", "zone-c"))
 	})
 
-	It("lets one budget drive a workload two budgets with rollout cover: the oldest", func() {
-		w := newRolloutWorld()
-		first := newBudget(w.ns, "first", withRollout(policyv1alpha1.DomainByDomain, nil))
+	It("lets only the budget the workload names drive it, of two budgets with rollout that cover it, not the older one", func() {
+		w := newRolloutWorld("second")
+		first := newBudget(w.ns, "first", withRollout(policyv1alpha1.AllDomains, nil))
 		Eventually(func() string {
 			if ro := get(first).Status.Rollout; ro != nil && len(ro.Workloads) == 1 {
-				return ro.Workloads[0].DrivenBy
+				return ro.Workloads[0].Name
 			}
 			return ""
-		}).Should(Equal("first"))
-		second := newBudget(w.ns, "second", withRollout(policyv1alpha1.AllDomains, nil))
-		Eventually(func() string {
-			if ro := get(second).Status.Rollout; ro != nil && len(ro.Workloads) == 1 {
-				return ro.Workloads[0].DrivenBy
-			}
-			return ""
-		}).Should(Equal("first"))
-		Eventually(rolloutCondition(second, policyv1alpha1.ConditionRolloutComplete)).Should(
+		}).Should(Equal("db"))
+		second := newBudget(w.ns, "second", withRollout(policyv1alpha1.DomainByDomain, nil))
+		for _, t := range []*policyv1alpha1.TopologyDisruptionBudget{first, second} {
+			Eventually(func() string {
+				if ro := get(t).Status.Rollout; ro != nil && len(ro.Workloads) == 1 {
+					return ro.Workloads[0].DrivenBy
+				}
+				return ""
+			}).Should(Equal("second"), "drivenBy in the status of %s", t.Name)
+		}
+		Eventually(rolloutCondition(first, policyv1alpha1.ConditionRolloutComplete)).Should(
 			HaveField("Reason", policyv1alpha1.ReasonNoDrivenWorkloads))
 
 		stop := make(chan struct{})
@@ -309,14 +340,91 @@ var _ = Describe("Rollouts of OnDelete StatefulSets driven through the Eviction 
 		go w.run(stop)
 		w.setRevision(newRevision)
 		Eventually(func() int { return w.podsAt(newRevision) }, "60s").Should(Equal(6))
-		Eventually(rolloutCondition(first, policyv1alpha1.ConditionRolloutComplete)).Should(HaveField("Status", metav1.ConditionTrue))
+		Eventually(rolloutCondition(second, policyv1alpha1.ConditionRolloutComplete)).Should(HaveField("Status", metav1.ConditionTrue))
 		_, zonesAtOnce := w.maxima()
-		Expect(zonesAtOnce).To(Equal(1), "only the DomainByDomain budget drives; AllDomains would disrupt every zone")
+		Expect(zonesAtOnce).To(Equal(1), "only the DomainByDomain budget the workload names drives; AllDomains would disrupt every zone")
 		Expect(w.evicted()).To(Equal([]string{"zone-a", "zone-a", "zone-b", "zone-b", "zone-c", "zone-c"}))
 	})
 
+	It("updates no workload that does not hand its updates over to the budget, says how to, and updates it once it does", func() {
+		w := newRolloutWorld("")
+		tdb := newBudget(w.ns, "db", withRollout(policyv1alpha1.DomainByDomain, nil))
+		notHandedOver := func(why string) {
+			GinkgoHelper()
+			Eventually(func(g Gomega) {
+				ro := get(tdb).Status.Rollout
+				g.Expect(ro).NotTo(BeNil())
+				g.Expect(ro.Workloads).To(ConsistOf(And(
+					HaveField("Name", "db"), HaveField("UpdateStrategy", "OnDelete"), HaveField("DrivenBy", ""),
+					HaveField("Message", And(ContainSubstring(why),
+						ContainSubstring("kubectl annotate statefulset db policy.tdb.dev/rollout-budget=db"))))))
+				for _, typ := range []string{policyv1alpha1.ConditionRolloutProgressing, policyv1alpha1.ConditionRolloutComplete} {
+					g.Expect(rolloutCondition(tdb, typ)()).To(And(
+						HaveField("Status", metav1.ConditionFalse), HaveField("Reason", policyv1alpha1.ReasonWorkloadNotHandedOver),
+						HaveField("Message", ContainSubstring("StatefulSet db"))))
+				}
+			}).Should(Succeed())
+		}
+		stop := make(chan struct{})
+		defer close(stop)
+		go w.run(stop)
+		w.setRevision(newRevision)
+
+		By("without the annotation")
+		Consistently(w.evicted, "3s").Should(BeEmpty(), "the workload's owner did not hand it over")
+		notHandedOver("names no budget")
+
+		By("naming a budget that does not exist")
+		w.handOver("nobody")
+		notHandedOver("names budget nobody, which does not exist")
+		Consistently(w.evicted, "2s").Should(BeEmpty())
+
+		By("naming another budget, which has no spec.rollout")
+		newBudget(w.ns, "other", nil)
+		w.handOver("other")
+		notHandedOver("names budget other, which has no spec.rollout")
+		Consistently(w.evicted, "2s").Should(BeEmpty())
+
+		By("naming this budget: the rollout starts")
+		w.handOver("db")
+		Eventually(func() int { return w.podsAt(newRevision) }, "60s").Should(Equal(6))
+		Eventually(rolloutCondition(tdb, policyv1alpha1.ConditionRolloutComplete)).Should(And(
+			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", policyv1alpha1.ReasonRolloutComplete)))
+		Expect(w.evicted()).To(Equal([]string{"zone-a", "zone-a", "zone-b", "zone-b", "zone-c", "zone-c"}))
+		Expect(get(tdb).Status.Rollout.Workloads).To(ConsistOf(And(HaveField("DrivenBy", "db"), HaveField("Message", ""))))
+	})
+
+	It("drives no rollout for a budget in the operator's own namespace, where the webhook lets every eviction pass", func() {
+		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: framework.ExemptNamespace}}))).To(Succeed())
+		w := newRolloutWorldIn(framework.ExemptNamespace, "own-db", "own-db", "own")
+		tdb := newBudget(w.ns, "own", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			withRollout(policyv1alpha1.DomainByDomain, nil)(s)
+			s.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": w.app}}
+		})
+		DeferCleanup(func() {
+			// The namespace is shared with other specs: leave nothing of
+			// this one behind.
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, tdb))).To(Succeed())
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, w.sts))).To(Succeed())
+			Expect(k8s.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(w.ns), client.MatchingLabels{"app": w.app},
+				client.GracePeriodSeconds(0))).To(Succeed())
+		})
+		stop := make(chan struct{})
+		defer close(stop)
+		go w.run(stop)
+		w.setRevision(newRevision)
+
+		Consistently(w.evicted, "5s").Should(BeEmpty(), "no eviction in the operator's namespace: the webhook would let every one pass")
+		Expect(w.podsAt(oldRevision)).To(Equal(6))
+		for _, typ := range []string{policyv1alpha1.ConditionRolloutProgressing, policyv1alpha1.ConditionRolloutComplete} {
+			Eventually(rolloutCondition(tdb, typ)).Should(And(
+				HaveField("Status", metav1.ConditionFalse), HaveField("Reason", policyv1alpha1.ReasonNotEnforced),
+				HaveField("Message", ContainSubstring(framework.ExemptNamespace))))
+		}
+	})
+
 	It("evicts nothing while paused and resumes where it stopped", func() {
-		w := newRolloutWorld()
+		w := newRolloutWorld("db")
 		tdb := newBudget(w.ns, "db", withRollout(policyv1alpha1.DomainByDomain, func(r *policyv1alpha1.RolloutSpec) { r.Paused = true }))
 		stop := make(chan struct{})
 		defer close(stop)
@@ -336,7 +444,7 @@ var _ = Describe("Rollouts of OnDelete StatefulSets driven through the Eviction 
 	})
 
 	It("picks up a spec change mid-rollout: DomainByDomain switched to AllDomains", func() {
-		w := newRolloutWorld()
+		w := newRolloutWorld("db")
 		w.readyReplacements = false // holds zone-a until the switch
 		tdb := newBudget(w.ns, "db", withRollout(policyv1alpha1.DomainByDomain, nil))
 		stop := make(chan struct{})
@@ -361,7 +469,7 @@ var _ = Describe("Rollouts of OnDelete StatefulSets driven through the Eviction 
 	})
 
 	It("stops in a domain that does not recover within the deadline, says why, and goes on once it recovers", func() {
-		w := newRolloutWorld()
+		w := newRolloutWorld("db")
 		w.readyReplacements = false // the new revision does not start
 		tdb := newBudget(w.ns, "db", withRollout(policyv1alpha1.DomainByDomain, func(r *policyv1alpha1.RolloutSpec) {
 			r.ProgressDeadlineSeconds = ptr.To[int32](3)
