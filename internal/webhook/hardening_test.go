@@ -328,3 +328,25 @@ func TestPanicReleasesTheBudgetsLock(t *testing.T) {
 		t.Fatalf("after the panic: %+v, %v; want allowed (the lock was released)", d, err)
 	}
 }
+
+// A budget whose selector the API server admitted but that does not parse
+// refuses only the pods it might select; the namespace's other pods pass.
+func TestBrokenBudgetBlocksOnlyWhatItMightCover(t *testing.T) {
+	broken := budgetAllowing("broken", 1)
+	broken.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"},
+		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "bad key", Operator: metav1.LabelSelectorOpDoesNotExist}}}
+	other := readyPod()
+	other.Name, other.UID, other.Labels = "db-0", "d0", map[string]string{"app": "db"}
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), other, zoneNode(), broken).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
+	h := newHandler(t, server, server)
+	req := request(t, eviction(), false)
+	req.Name = "db-0"
+	if resp := h.Handle(context.Background(), req); !resp.Allowed {
+		t.Errorf("a pod the broken budget cannot select was refused: %+v", resp.Result)
+	}
+	resp := h.Handle(context.Background(), request(t, eviction(), false))
+	if resp.Allowed || !strings.Contains(resp.Result.Message, "spec.selector") {
+		t.Errorf("a pod the broken budget might select: %+v, want refused naming spec.selector", resp.Result)
+	}
+}
