@@ -305,38 +305,57 @@ func DomainOf(tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, nod
 // domain it was in (see goneDomain), and covered with domain "" and
 // ErrNodeGone when that cannot be told.
 func Locate(tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, nodes func(string) *corev1.Node, gone func(string) (map[string]string, bool)) (covered bool, domain string, err error) {
+	p, err := Place(tdb, pod, nodes, gone)
+	return p.Covered, p.Domain, err
+}
+
+// Placement is where a budget finds a pod.
+type Placement struct {
+	// Covered says the budget covers the pod.
+	Covered bool
+	// Domain is the pod's domain ("" for an unscheduled pod, or when an
+	// error is returned).
+	Domain string
+	// NodeGone says the pod's node is gone: the budget does not count the
+	// pod healthy (see EvictionRequest.NodeGone). A budget with neither
+	// topologyKey nor nodeSelectorTerm reads no node, as policy/v1.
+	NodeGone bool
+}
+
+// Place is Locate with whether the budget counts the pod's node as gone.
+func Place(tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, nodes func(string) *corev1.Node, gone func(string) (map[string]string, bool)) (Placement, error) {
 	if pod.Namespace != tdb.Namespace {
-		return false, "", nil
+		return Placement{}, nil
 	}
 	c, err := newCoverage(tdb, nodes)
 	if err != nil {
 		// err says the budget is broken; covered says whether that is the
 		// pod's concern.
 		if tdb.Spec.Selector == nil || !mightSelect(tdb.Spec.Selector, pod.Labels) {
-			return false, "", err
+			return Placement{}, err
 		}
-		return true, "", err
+		return Placement{Covered: true}, err
 	}
 	c.goneNodes, c.records = gone, tdb.Status.DisruptedPods
 	if !c.selects(pod) {
-		return false, "", nil
+		return Placement{}, nil
 	}
 	if pod.Spec.NodeName == "" && !c.singleDomain() {
-		return true, "", nil
+		return Placement{Covered: true}, nil
 	}
 	p := c.placeOnNode(pod.Spec.NodeName)
 	switch p.kind {
 	case uncovered:
-		return false, "", nil
+		return Placement{}, nil
 	case noDomain:
-		return true, "", &noLabelError{fmt.Sprintf("pod %s/%s on node %q: %s", pod.Namespace, pod.Name, pod.Spec.NodeName, p.reason)}
+		return Placement{Covered: true}, &noLabelError{fmt.Sprintf("pod %s/%s on node %q: %s", pod.Namespace, pod.Name, pod.Spec.NodeName, p.reason)}
 	case nodeGone:
 		if d := c.goneDomain(pod, p.domain); d != "" {
-			return true, d, nil
+			return Placement{Covered: true, Domain: d, NodeGone: true}, nil
 		}
-		return true, "", fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, ErrNodeGone)
+		return Placement{Covered: true, NodeGone: true}, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, ErrNodeGone)
 	}
-	return true, p.domain, nil
+	return Placement{Covered: true, Domain: p.domain}, nil
 }
 
 // ErrNoDomainLabel says a pod's node exists but lacks the topologyKey label.

@@ -68,6 +68,10 @@ type EvictionRequest struct {
 	Domain string
 	// Now is the time of the decision, recorded in the record.
 	Now time.Time
+	// NodeGone says the pod's node object is gone: the pod runs nowhere and
+	// the budget never counts it healthy (see Compute), so its eviction is
+	// decided as a not-Ready pod's and lowers no healthy count.
+	NodeGone bool
 }
 
 // Decision is the answer of one budget to one eviction.
@@ -125,8 +129,8 @@ func DecideEviction(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRe
 		// both succeed, so the pod is never let go while counted healthy.
 		return Decision{Allowed: true, Reason: DecisionAlreadyRecorded, Status: renew(tdb, i, req)}
 	}
-	if !IsHealthy(pod) {
-		// A not-Ready pod goes without a charge under AlwaysAllow, or under
+	if !req.countedHealthy() {
+		// A not-Ready pod (or one whose node is gone) goes without a charge under AlwaysAllow, or under
 		// IfHealthyBudget (as policy/v1) while its domain is not disrupted;
 		// otherwise it needs an allowance like any. An uncharged eviction is
 		// still recorded, without touching the numbers: should the pod turn
@@ -159,6 +163,12 @@ func DecideEviction(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRe
 	return Decision{Allowed: true, Reason: DecisionCharged, Status: charge(tdb, req)}
 }
 
+// countedHealthy says whether the budget counts the pod among its healthy
+// pods: Ready, not deleting, and on a node that exists.
+func (req EvictionRequest) countedHealthy() bool {
+	return !req.NodeGone && IsHealthy(req.Pod)
+}
+
 // charge returns the status after one eviction in req.Domain: the record is
 // added, the domain loses an allowance (and a healthy pod, when the pod was
 // healthy), and the other domains' allowances are limited by
@@ -167,9 +177,10 @@ func DecideEviction(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRe
 func charge(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) *policyv1alpha1.TopologyDisruptionBudgetStatus {
 	next := addRecord(tdb, req)
 	row := findDomain(next.Domains, req.Domain)
-	if IsHealthy(req.Pod) {
-		// A pod that is not Ready was never counted healthy; the record
-		// keeps it uncounted, so only a healthy pod lowers currentHealthy.
+	if req.countedHealthy() {
+		// A pod that is not Ready, or whose node is gone, was never counted
+		// healthy; the record keeps it uncounted, so only a healthy pod
+		// lowers currentHealthy.
 		row.CurrentHealthy--
 	}
 	row.DisruptionsAllowed--

@@ -421,18 +421,19 @@ func checkLedger(t *testing.T, in Input, res Result) {
 	charged := map[string]int32{}
 	replaced, chargedUnhealthy := false, false
 	for i, p := range in.Pods {
-		covered, domain, err := DomainOf(b, p, in.Nodes)
-		if !covered || err != nil {
+		place, err := Place(b, p, in.Nodes, nil)
+		if !place.Covered || err != nil {
 			continue
 		}
+		domain, gone := place.Domain, place.NodeGone
 		for _, r := range b.Status.DisruptedPods {
 			if r.Name == p.Name && r.UID != p.UID {
 				replaced = true
 			}
 		}
-		d := DecideEviction(b, EvictionRequest{Pod: p, Domain: domain, Now: in.Now})
+		d := DecideEviction(b, EvictionRequest{Pod: p, Domain: domain, Now: in.Now, NodeGone: gone})
 		if d.Allowed && d.Reason == DecisionCharged {
-			chargedUnhealthy = chargedUnhealthy || !IsHealthy(p)
+			chargedUnhealthy = chargedUnhealthy || !IsHealthy(p) || gone
 			charged[domain]++
 			if charged[domain] > allowed[domain] {
 				t.Errorf("eviction %d of %s: domain %s charged %d times, allowed %d", i, p.Name, domain, charged[domain], allowed[domain])
@@ -460,7 +461,8 @@ func checkLedger(t *testing.T, in Input, res Result) {
 	if chargedUnhealthy {
 		// As in policy/v1, evicting a not-Ready pod under IfHealthyBudget
 		// with desiredHealthy 0 takes an allowance, but the pod was never
-		// healthy: the recomputation gives that allowance back. The ledger
+		// healthy (nor is one whose node is gone): the recomputation gives
+		// that allowance back. The ledger
 		// may allow less than the recomputation, never more.
 		ledger = append([]policyv1alpha1.DomainStatus(nil), ledger...)
 		for i := range ledger {

@@ -240,7 +240,7 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (resul
 	// controller's passes, and a refusal is always safe).
 	for _, c := range covering {
 		c.entry = h.ledger.entry(types.NamespacedName{Namespace: c.tdb.Namespace, Name: c.tdb.Name})
-		if d := budget.DecideEviction(c.entry.newest(c.tdb), budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now}); !d.Allowed {
+		if d := budget.DecideEviction(c.entry.newest(c.tdb), budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now, NodeGone: c.nodeGone}); !d.Allowed {
 			return refused(c.tdb, d, names), nil
 		}
 	}
@@ -299,7 +299,7 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (resul
 	// First decide against every budget as known: a refusal costs no write.
 	decisions := make([]budget.Decision, len(covering))
 	for i, c := range covering {
-		decisions[i] = budget.DecideEviction(c.tdb, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now})
+		decisions[i] = budget.DecideEviction(c.tdb, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now, NodeGone: c.nodeGone})
 		if !decisions[i].Allowed {
 			return refused(c.tdb, decisions[i], names), nil
 		}
@@ -311,7 +311,7 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (resul
 	// The domains were found from the nodes as the request first saw them:
 	// a node relabelled since would charge the wrong domain.
 	for _, c := range covering {
-		if !h.sameDomain(ctx, c.tdb, pod, c.domain) {
+		if !h.sameDomain(ctx, c.tdb, pod, c.domain, c.nodeGone) {
 			return refused(c.tdb, staleDecision(c.tdb), names), nil
 		}
 	}
@@ -428,8 +428,10 @@ func (h *EvictionHandler) livePod(ctx context.Context, pod *corev1.Pod) (*corev1
 
 // coveringBudget is a budget that covers the pod, with the pod's domain.
 type coveringBudget struct {
-	tdb       *policyv1alpha1.TopologyDisruptionBudget
-	domain    string
+	tdb    *policyv1alpha1.TopologyDisruptionBudget
+	domain string
+	// nodeGone says the pod's node was gone when the domain was found.
+	nodeGone  bool
 	domainErr error
 	// errReason is the decision reason of domainErr; advice tells the user
 	// how to clear it.
@@ -473,14 +475,14 @@ func (h *EvictionHandler) covering(ctx context.Context, pod *corev1.Pod) ([]*cov
 	var out []*coveringBudget
 	for i := range list.Items {
 		t := &list.Items[i]
-		covered, domain, err := budget.Locate(t, pod, nodes, h.GoneNodes.Labels)
+		p, err := budget.Place(t, pod, nodes, h.GoneNodes.Labels)
 		if nodeErr != nil {
 			return nil, nodeErr
 		}
-		if !covered {
+		if !p.Covered {
 			continue
 		}
-		c := &coveringBudget{tdb: t.DeepCopy(), domain: domain, domainErr: err, errReason: budget.DecisionBlocked}
+		c := &coveringBudget{tdb: t.DeepCopy(), domain: p.Domain, nodeGone: p.NodeGone, domainErr: err, errReason: budget.DecisionBlocked}
 		switch {
 		case err == nil:
 		case errors.Is(err, budget.ErrNodeGone):
@@ -499,11 +501,12 @@ func (h *EvictionHandler) covering(ctx context.Context, pod *corev1.Pod) ([]*cov
 }
 
 // sameDomain says whether the pod is still in domain under tdb's spec, with
-// the nodes as the cache shows them now.
-func (h *EvictionHandler) sameDomain(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, domain string) bool {
+// the nodes as the cache shows them now, and its node still gone or not as
+// when the domain was found.
+func (h *EvictionHandler) sameDomain(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, domain string, nodeGone bool) bool {
 	var nodeErr error
-	covered, d, err := budget.Locate(tdb, pod, h.nodeReader(ctx, &nodeErr), h.GoneNodes.Labels)
-	return nodeErr == nil && err == nil && covered && d == domain
+	p, err := budget.Place(tdb, pod, h.nodeReader(ctx, &nodeErr), h.GoneNodes.Labels)
+	return nodeErr == nil && err == nil && p.Covered && p.Domain == domain && p.NodeGone == nodeGone
 }
 
 // charge writes the decision's status with the budget's resourceVersion. On
@@ -539,7 +542,7 @@ func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *co
 		}
 		c.tdb = fresh
 		c.entry.latest.Store(fresh)
-		d = budget.DecideEviction(fresh, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now})
+		d = budget.DecideEviction(fresh, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now, NodeGone: c.nodeGone})
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 // budget meanwhile (see ledger). It waits no longer than ctx: a grant that
 // no holder has taken by then is withdrawn, never to be written.
 func (h *EvictionHandler) grant(ctx context.Context, c *coveringBudget, pod *corev1.Pod, now time.Time) (budget.Decision, error) {
-	g := &grant{ctx: ctx, pod: pod, domain: c.domain, now: now, seen: c.tdb}
+	g := &grant{ctx: ctx, pod: pod, domain: c.domain, nodeGone: c.nodeGone, now: now, seen: c.tdb}
 	c.entry.enqueue(g)
 	for {
 		if ctx.Err() != nil {
@@ -148,7 +148,7 @@ func (h *EvictionHandler) tryCommit(ctx context.Context, c *coveringBudget, batc
 	errs := make([]error, len(batch))
 	writes := 0
 	for i, g := range batch {
-		if g.seen.UID != work.UID || g.seen.Generation != work.Generation || !h.sameDomain(ctx, work, g.pod, g.domain) {
+		if g.seen.UID != work.UID || g.seen.Generation != work.Generation || !h.sameDomain(ctx, work, g.pod, g.domain, g.nodeGone) {
 			// The pod's domain was found under another spec (or another
 			// budget of the same name), or its node was relabelled since.
 			decisions[i] = staleDecision(work)
@@ -179,7 +179,7 @@ func (h *EvictionHandler) tryCommit(ctx context.Context, c *coveringBudget, batc
 			}
 			pod = fresh
 		}
-		decisions[i] = budget.DecideEviction(work, budget.EvictionRequest{Pod: pod, Domain: g.domain, Now: g.now})
+		decisions[i] = budget.DecideEviction(work, budget.EvictionRequest{Pod: pod, Domain: g.domain, Now: g.now, NodeGone: g.nodeGone})
 		if decisions[i].Allowed && decisions[i].Status != nil {
 			work.Status = *decisions[i].Status
 			writes++

@@ -261,8 +261,14 @@ func TestPodOnAGoneNode(t *testing.T) {
 	if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
 		t.Fatalf("with the node's last labels: %+v, want allowed in zone-a", resp.Result)
 	}
-	if recs := getBudget(t, server, "b").Status.DisruptedPods; len(recs) != 1 || recs[0].Domain != "zone-a" {
+	st := getBudget(t, server, "b").Status
+	if recs := st.DisruptedPods; len(recs) != 1 || recs[0].Domain != "zone-a" {
 		t.Errorf("records %v, want one in zone-a", recs)
+	}
+	// The pod runs nowhere and was never counted healthy: its eviction
+	// passes as a not-Ready pod's, taking no allowance.
+	if row := st.Domains[0]; row.CurrentHealthy != 3 || row.DisruptionsAllowed != 1 {
+		t.Errorf("zone-a after the eviction: %+v; want currentHealthy 3 and 1 allowed, as before", row)
 	}
 }
 

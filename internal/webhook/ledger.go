@@ -73,7 +73,9 @@ type grant struct {
 	ctx    context.Context
 	pod    *corev1.Pod
 	domain string
-	now    time.Time
+	// nodeGone says the pod's node was gone when the domain was found.
+	nodeGone bool
+	now      time.Time
 	// seen is the budget as the request found it: the domain is the pod's
 	// under this version's spec.
 	seen *policyv1alpha1.TopologyDisruptionBudget
