@@ -111,7 +111,7 @@ type desired struct {
 // desiredCosts lists the pods the budget's selector matches and the cost
 // each covered pod of a ReplicaSet should carry.
 func (r *DeletionCostReconciler) desiredCosts(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget) (desired, error) {
-	sel, err := metav1.LabelSelectorAsSelector(tdb.Spec.Selector)
+	sel, err := metav1.LabelSelectorAsSelector(tdb.Spec.Selector.AsMeta())
 	if err != nil {
 		// The status controller reports the bad selector; without one no
 		// pod is covered, so every marked pod is released.
@@ -449,7 +449,7 @@ func (r *DeletionCostReconciler) orderingBudgets(ctx context.Context, ns string,
 		if t.Spec.Rollout == nil {
 			continue
 		}
-		if sel, err := metav1.LabelSelectorAsSelector(t.Spec.Selector); err == nil && sel.Matches(set) {
+		if sel, err := metav1.LabelSelectorAsSelector(t.Spec.Selector.AsMeta()); err == nil && sel.Matches(set) {
 			into[types.NamespacedName{Namespace: t.Namespace, Name: t.Name}] = struct{}{}
 		}
 	}

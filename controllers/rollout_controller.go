@@ -202,7 +202,7 @@ type drivenWorkload struct {
 // observe gathers the covered pods of the budget's StatefulSets and
 // DaemonSets from the cache.
 func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, now time.Time) (*rolloutState, error) {
-	sel, err := metav1.LabelSelectorAsSelector(tdb.Spec.Selector)
+	sel, err := metav1.LabelSelectorAsSelector(tdb.Spec.Selector.AsMeta())
 	if err != nil {
 		return nil, fmt.Errorf("parsing spec.selector: %w", err)
 	}
@@ -413,7 +413,7 @@ func (r *RolloutReconciler) driverOf(ctx context.Context, tdb *policyv1alpha1.To
 	case named.Spec.Rollout == nil || !named.DeletionTimestamp.IsZero():
 		problem = "which has no spec.rollout"
 	default:
-		if sel, err := metav1.LabelSelectorAsSelector(named.Spec.Selector); err != nil || !sel.Matches(w.template) {
+		if sel, err := metav1.LabelSelectorAsSelector(named.Spec.Selector.AsMeta()); err != nil || !sel.Matches(w.template) {
 			problem = "whose selector does not select its pods"
 		}
 	}

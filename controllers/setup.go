@@ -118,7 +118,7 @@ func matchingBudgets(ctx context.Context, c client.Reader, ns string, set labels
 		if keep != nil && !keep(t) {
 			continue
 		}
-		sel, err := metav1.LabelSelectorAsSelector(t.Spec.Selector)
+		sel, err := metav1.LabelSelectorAsSelector(t.Spec.Selector.AsMeta())
 		if err != nil || sel.Matches(set) {
 			// A budget with a bad selector is reconciled too: it must say so.
 			into[types.NamespacedName{Namespace: t.Namespace, Name: t.Name}] = struct{}{}

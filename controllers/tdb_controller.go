@@ -180,7 +180,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // compute gathers the inputs of one budget from the cache and computes it.
 func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, now time.Time,
 	seen map[budget.RecordKey]time.Time, checks recordChecks) (budget.Result, bool, error) {
-	sel, err := metav1.LabelSelectorAsSelector(tdb.Spec.Selector)
+	sel, err := metav1.LabelSelectorAsSelector(tdb.Spec.Selector.AsMeta())
 	if err != nil {
 		return budget.Result{Err: fmt.Errorf("parsing spec.selector: %w", err)}, false, nil
 	}

@@ -100,30 +100,18 @@ type NodeSelectorTerm struct {
 	MatchFields []NodeFieldSelectorRequirement `json:"matchFields,omitempty"`
 }
 
-// The selector's rules check what the API server's CEL cost limit lets
-// them: metav1.LabelSelector's maps, lists and strings have no size bounds in
-// the schema, so a rule that scans matchLabels values or matchExpressions
-// keys and values is estimated hundreds of times over the limit, and the API
-// server would refuse the CRD. Keys of matchLabels are estimated small and
-// are checked in full (two rules: one alone is over the limit); a selector
-// that slips through fails only its own budget.
-
 // TopologyDisruptionBudgetSpec is the desired budget.
 // +kubebuilder:validation:XValidation:rule="has(self.minAvailable) != has(self.maxUnavailable)",message="exactly one of minAvailable or maxUnavailable must be set"
 // +kubebuilder:validation:XValidation:rule="!has(self.maxDisruptedDomains) || (has(self.topologyKey) && size(self.topologyKey) > 0)",message="maxDisruptedDomains requires topologyKey",fieldPath=".maxDisruptedDomains"
 type TopologyDisruptionBudgetSpec struct {
-	// selector picks the covered pods, in the budget's own namespace only. An
-	// empty selector covers every pod of the namespace, as in policy/v1.
-	// matchLabels keys must be label keys and its values at most 63
-	// characters; matchExpressions keys must be 1 to 317 characters.
+	// selector picks the covered pods, in the budget's own namespace only,
+	// with the fields of a Kubernetes label selector (matchLabels,
+	// matchExpressions). An empty selector covers every pod of the
+	// namespace, as in policy/v1. The API server refuses a selector that
+	// Kubernetes' label selector parser would refuse: keys must be label
+	// keys, values label values, operators In, NotIn, Exists or DoesNotExist.
 	// +required
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="matchExpressions operator must be In, NotIn, Exists or DoesNotExist",fieldPath=".matchExpressions"
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn'] ? (has(e.values) && size(e.values) > 0) : (!has(e.values) || size(e.values) == 0))",message="matchExpressions values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist",fieldPath=".matchExpressions"
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.key.size() > 0 && e.key.size() <= 317)",message="matchExpressions keys must be label keys: 1 to 317 characters",fieldPath=".matchExpressions"
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchLabels) || self.matchLabels.all(k, k.matches('^([^/]*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",message="matchLabels keys must be label keys: a name of 1 to 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit, optionally after a prefix and one '/'",fieldPath=".matchLabels"
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchLabels) || self.matchLabels.all(k, !k.contains('/') || (k.indexOf('/') <= 253 && k.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/')))",message="the prefix of a matchLabels key (before the '/') must be a DNS subdomain of at most 253 characters: lowercase letters, digits, '-' and '.'",fieldPath=".matchLabels"
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchLabels) || self.matchLabels.all(k, self.matchLabels[k].size() <= 63)",message="matchLabels values must be at most 63 characters",fieldPath=".matchLabels"
-	Selector *metav1.LabelSelector `json:"selector"`
+	Selector *LabelSelector `json:"selector"`
 
 	// topologyKey is the node label whose value is a pod's failure domain; the
 	// budget applies to each domain separately. Unset, the whole budget is one

@@ -114,7 +114,7 @@ func run() error {
 	tdb := &policyv1alpha1.TopologyDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "mimir", Name: "ingesters"},
 		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ingester"}},
+			Selector:            policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "ingester"}),
 			TopologyKey:         zoneKey,
 			MaxUnavailable:      ptr.To(intstr.FromInt32(2)),
 			MaxDisruptedDomains: ptr.To[int32](1),

@@ -102,7 +102,7 @@ func cases() []benchCase {
 		},
 		{
 			id: "b", title: "TDB maxUnavailable 1 per zone",
-			tdb: &policyv1alpha1.TopologyDisruptionBudgetSpec{Selector: selector(), TopologyKey: kwokenv.ZoneKey,
+			tdb: &policyv1alpha1.TopologyDisruptionBudgetSpec{Selector: policyv1alpha1.SetAsLabelSelector(selector().MatchLabels), TopologyKey: kwokenv.ZoneKey,
 				MaxUnavailable: ptr.To(intstr.FromInt32(1))},
 			wantAllowed: 3,
 			bound:       "each zone <= 1",
@@ -117,7 +117,7 @@ func cases() []benchCase {
 		},
 		{
 			id: "c", title: "TDB 100% per zone, maxDisruptedDomains 1",
-			tdb: &policyv1alpha1.TopologyDisruptionBudgetSpec{Selector: selector(), TopologyKey: kwokenv.ZoneKey,
+			tdb: &policyv1alpha1.TopologyDisruptionBudgetSpec{Selector: policyv1alpha1.SetAsLabelSelector(selector().MatchLabels), TopologyKey: kwokenv.ZoneKey,
 				MaxUnavailable: ptr.To(intstr.FromString("100%")), MaxDisruptedDomains: ptr.To[int32](1)},
 			wantAllowed: 3 * perZone,
 			bound:       "zones disrupted <= 1",

@@ -196,7 +196,7 @@ func deploy(ctx context.Context, k8s client.Client) error {
 	tdb := &policyv1alpha1.TopologyDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ingesters"},
 		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ingester"}},
+			Selector:            policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "ingester"}),
 			TopologyKey:         kwokenv.ZoneKey,
 			MaxUnavailable:      ptr.To(utilruntime.FromInt32(2)),
 			MaxDisruptedDomains: ptr.To[int32](1),

@@ -533,7 +533,7 @@ func deploy(ctx context.Context, k8s client.Client, ns string, bc benchCase) err
 	tdb := &policyv1alpha1.TopologyDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: budgetName},
 		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+			Selector:       policyv1alpha1.SetAsLabelSelector(map[string]string{"app": app}),
 			TopologyKey:    kwokenv.ZoneKey,
 			MaxUnavailable: ptr.To(intstr.FromInt32(budgetPerZone)),
 			Rollout:        bc.rollout.DeepCopy(),

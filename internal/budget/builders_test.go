@@ -162,13 +162,16 @@ func tdb(name string) *tdbBuilder {
 	return &tdbBuilder{t: policyv1alpha1.TopologyDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS, Generation: 1},
 		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Selector: policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "web"}),
 		},
 		Status: policyv1alpha1.TopologyDisruptionBudgetStatus{ObservedGeneration: 1},
 	}}
 }
 
-func (b *tdbBuilder) selector(s *metav1.LabelSelector) *tdbBuilder { b.t.Spec.Selector = s; return b }
+func (b *tdbBuilder) selector(s *policyv1alpha1.LabelSelector) *tdbBuilder {
+	b.t.Spec.Selector = s
+	return b
+}
 
 func (b *tdbBuilder) topologyKey(k string) *tdbBuilder { b.t.Spec.TopologyKey = k; return b }
 

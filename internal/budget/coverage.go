@@ -79,7 +79,7 @@ func newCoverage(tdb *policyv1alpha1.TopologyDisruptionBudget, nodes func(string
 	if spec.Selector == nil {
 		return nil, fmt.Errorf("spec.selector is required")
 	}
-	sel, err := metav1.LabelSelectorAsSelector(spec.Selector)
+	sel, err := metav1.LabelSelectorAsSelector(spec.Selector.AsMeta())
 	if err != nil {
 		return nil, fmt.Errorf("parsing spec.selector: %w", err)
 	}
@@ -331,7 +331,7 @@ func Place(tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, nodes 
 	if err != nil {
 		// err says the budget is broken; covered says whether that is the
 		// pod's concern.
-		if tdb.Spec.Selector == nil || !mightSelect(tdb.Spec.Selector, pod.Labels) {
+		if tdb.Spec.Selector == nil || !mightSelect(tdb.Spec.Selector.AsMeta(), pod.Labels) {
 			return Placement{}, err
 		}
 		return Placement{Covered: true}, err
@@ -373,7 +373,8 @@ var ErrNodeGone = errors.New("the pod's node is gone and its domain is unknown (
 // mightSelect evaluates a selector that does not parse as written, with
 // plain string comparisons: false means it selects no pod with these labels
 // whatever the invalid parts mean (its requirements are ANDed and one that
-// can be read fails); true means it might.
+// can be read fails); true means it might. The CRD refuses such selectors,
+// but a budget stored before it did keeps its selector until it is updated.
 func mightSelect(sel *metav1.LabelSelector, podLabels map[string]string) bool {
 	for k, v := range sel.MatchLabels {
 		if got, ok := podLabels[k]; !ok || got != v {

@@ -186,7 +186,7 @@ func TestComputeIgnoresPods(t *testing.T) {
 	covered := readyPods("w", "n1", rs, 3)
 	tests := []struct {
 		name     string
-		selector *metav1.LabelSelector
+		selector *policyv1alpha1.LabelSelector
 		pods     []*podBuilder
 		want     summary
 	}{
@@ -205,7 +205,7 @@ func TestComputeIgnoresPods(t *testing.T) {
 			pods: []*podBuilder{covered[0], covered[1], pod("w-2").onNode("n1").ownedBy(rs).phase(corev1.PodFailed)},
 			want: withRows(row("zone-a", 3, 2, 2, 0))},
 		{name: "matchExpressions selector",
-			selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			selector: &policyv1alpha1.LabelSelector{MatchExpressions: []policyv1alpha1.LabelSelectorRequirement{
 				{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"web"}},
 				{Key: "track", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"canary"}},
 			}},
@@ -213,7 +213,7 @@ func TestComputeIgnoresPods(t *testing.T) {
 				pod("canary").labels("app", "web", "track", "canary").onNode("n3").ready().ownedBy("rs-canary")),
 			want: withRows(row("zone-a", 3, 3, 2, 1))},
 		{name: "empty selector covers every pod of the namespace",
-			selector: &metav1.LabelSelector{},
+			selector: &policyv1alpha1.LabelSelector{},
 			pods: append(append([]*podBuilder{}, covered...),
 				pod("db-0").labels("app", "db").onNode("n3").ready(),
 				pod("other-ns").in("other").onNode("n3").ready()),
@@ -363,7 +363,7 @@ func TestComputeInvalidSpec(t *testing.T) {
 	}{
 		{name: "no selector", budget: tdb("web").zoned().selector(nil), wantErr: "spec.selector is required"},
 		{name: "bad selector operator",
-			budget: tdb("web").zoned().selector(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			budget: tdb("web").zoned().selector(&policyv1alpha1.LabelSelector{MatchExpressions: []policyv1alpha1.LabelSelectorRequirement{
 				{Key: "app", Operator: "Gt", Values: []string{"1"}}}}),
 			wantErr: "parsing spec.selector: "},
 		{name: "Gt with a value that is not an integer",

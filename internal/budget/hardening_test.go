@@ -190,15 +190,15 @@ func TestRecordAgeAndConfirmation(t *testing.T) {
 	}
 }
 
-// A budget whose selector the API server admitted but that does not parse
-// blocks only the pods it could select.
+// A budget whose selector does not parse (stored before the CRD refused
+// such selectors) blocks only the pods it could select.
 func TestBrokenSelectorCoversOnlyWhatItMightSelect(t *testing.T) {
-	broken := func(sel *metav1.LabelSelector) *policyv1alpha1.TopologyDisruptionBudget {
+	broken := func(sel *policyv1alpha1.LabelSelector) *policyv1alpha1.TopologyDisruptionBudget {
 		return tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).selector(sel).obj()
 	}
-	spaceValue := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web", "tier": "a b"}}
-	badExpr := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"},
-		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "bad key", Operator: metav1.LabelSelectorOpDoesNotExist}}}
+	spaceValue := &policyv1alpha1.LabelSelector{MatchLabels: map[string]policyv1alpha1.LabelValue{"app": "web", "tier": "a b"}}
+	badExpr := &policyv1alpha1.LabelSelector{MatchLabels: map[string]policyv1alpha1.LabelValue{"app": "web"},
+		MatchExpressions: []policyv1alpha1.LabelSelectorRequirement{{Key: "bad key", Operator: metav1.LabelSelectorOpDoesNotExist}}}
 	tests := []struct {
 		name        string
 		tdb         *policyv1alpha1.TopologyDisruptionBudget

@@ -55,7 +55,7 @@ func budgetAllowing(name string, n int32) *policyv1alpha1.TopologyDisruptionBudg
 	return &policyv1alpha1.TopologyDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Generation: 1},
 		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Selector:       policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "web"}),
 			TopologyKey:    zoneKey,
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 		},

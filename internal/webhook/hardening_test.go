@@ -335,12 +335,13 @@ func TestPanicReleasesTheBudgetsLock(t *testing.T) {
 	}
 }
 
-// A budget whose selector the API server admitted but that does not parse
-// refuses only the pods it might select; the namespace's other pods pass.
+// A budget whose selector does not parse (stored before the CRD refused
+// such selectors) refuses only the pods it might select; the namespace's
+// other pods pass.
 func TestBrokenBudgetBlocksOnlyWhatItMightCover(t *testing.T) {
 	broken := budgetAllowing("broken", 1)
-	broken.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"},
-		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "bad key", Operator: metav1.LabelSelectorOpDoesNotExist}}}
+	broken.Spec.Selector = &policyv1alpha1.LabelSelector{MatchLabels: map[string]policyv1alpha1.LabelValue{"app": "web"},
+		MatchExpressions: []policyv1alpha1.LabelSelectorRequirement{{Key: "bad key", Operator: metav1.LabelSelectorOpDoesNotExist}}}
 	other := readyPod()
 	other.Name, other.UID, other.Labels = "db-0", "d0", map[string]string{"app": "db"}
 	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), other, zoneNode(), broken).

@@ -276,7 +276,7 @@ func (f *fixture) busiestNode(ctx context.Context, app, zone string) (string, []
 
 func tdbSpec(app string) policyv1alpha1.TopologyDisruptionBudgetSpec {
 	return policyv1alpha1.TopologyDisruptionBudgetSpec{
-		Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+		Selector:       policyv1alpha1.SetAsLabelSelector(map[string]string{"app": app}),
 		MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 	}
 }

@@ -371,7 +371,7 @@ func (b *evBench) build(label, setup string, allowed bool, s evSetup, perZone in
 		tdb := &policyv1alpha1.TopologyDisruptionBudget{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: spec.name},
 			Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-				Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": evApp}},
+				Selector:       policyv1alpha1.SetAsLabelSelector(map[string]string{"app": evApp}),
 				TopologyKey:    spec.key,
 				MaxUnavailable: &mu,
 			},

@@ -356,7 +356,7 @@ func populate(ctx context.Context, t *testing.T, c client.Client) (string, []str
 		b := &policyv1alpha1.TopologyDisruptionBudget{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app},
 			Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-				Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+				Selector:       policyv1alpha1.SetAsLabelSelector(map[string]string{"app": app}),
 				TopologyKey:    zoneKey,
 				MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 			},

@@ -202,7 +202,7 @@ func orderingBudget(ns, name, app string, mutate func(*policyv1alpha1.TopologyDi
 	t := &policyv1alpha1.TopologyDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+			Selector:       policyv1alpha1.SetAsLabelSelector(map[string]string{"app": app}),
 			TopologyKey:    zoneKey,
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 			Rollout:        &policyv1alpha1.RolloutSpec{Strategy: policyv1alpha1.DomainByDomain},
@@ -292,7 +292,7 @@ var _ = Describe("Scale-down order through pod-deletion-cost", func() {
 		other := w.replicaSet("other", "web-other", 1, nil, 0)
 		down := w.pod(other, "other-zone-a-0", "zone-a", false)
 		tdb := orderingBudget(ns, "web", "web", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
-			s.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			s.Selector = &policyv1alpha1.LabelSelector{MatchExpressions: []policyv1alpha1.LabelSelectorRequirement{{
 				Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"web", "web-other"},
 			}}}
 		})

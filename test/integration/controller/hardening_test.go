@@ -69,7 +69,7 @@ var _ = Describe("Budgets that stay live in a real cluster", func() {
 			Expect(err).NotTo(HaveOccurred())
 		}
 		tdb := newBudget(ns, func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
-			s.Selector = &metav1.LabelSelector{MatchLabels: labels}
+			s.Selector = policyv1alpha1.SetAsLabelSelector(labels)
 		})
 		// Every zone expects its pod and the stuck one.
 		Eventually(get(tdb)).Should(haveRows(row{"zone-a", 2, 1, 1, 0}, row{"zone-b", 2, 1, 1, 0}, row{"zone-c", 2, 1, 1, 0}))
@@ -109,7 +109,7 @@ var _ = Describe("Budgets that stay live in a real cluster", func() {
 		tdb := &policyv1alpha1.TopologyDisruptionBudget{
 			ObjectMeta: metav1.ObjectMeta{Name: "exempt-" + ns, Namespace: framework.ExemptNamespace},
 			Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-				Selector: &metav1.LabelSelector{MatchLabels: labels}, MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+				Selector: policyv1alpha1.SetAsLabelSelector(labels), MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 			},
 		}
 		Expect(k8s.Create(ctx, tdb)).To(Succeed())

@@ -75,7 +75,7 @@ func newBudget(ns string, mutate func(*policyv1alpha1.TopologyDisruptionBudgetSp
 	t := &policyv1alpha1.TopologyDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: "ingesters", Namespace: ns},
 		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ingester"}},
+			Selector:       policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "ingester"}),
 			TopologyKey:    zoneKey,
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 		},
@@ -323,7 +323,7 @@ var _ = Describe("Budget status over three zones", func() {
 			pods = append(pods, p)
 		}
 		tdb := newBudget(ns, func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
-			s.Selector = &metav1.LabelSelector{MatchLabels: labels}
+			s.Selector = policyv1alpha1.SetAsLabelSelector(labels)
 		})
 		Eventually(get(tdb)).Should(haveRows(
 			row{"zone-a", 2, 2, 1, 1}, row{"zone-b", 2, 2, 1, 1}, row{"zone-c", 2, 2, 1, 1}))

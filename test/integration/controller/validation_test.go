@@ -3,16 +3,23 @@
 package controller_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/test/integration/framework"
@@ -23,7 +30,7 @@ const zoneKey = "topology.kubernetes.io/zone"
 // validSpec is a complete, valid spec each validation case breaks once.
 func validSpec() policyv1alpha1.TopologyDisruptionBudgetSpec {
 	return policyv1alpha1.TopologyDisruptionBudgetSpec{
-		Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ingester"}},
+		Selector:            policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "ingester"}),
 		TopologyKey:         zoneKey,
 		MaxUnavailable:      ptr.To(intstr.FromInt32(1)),
 		MaxDisruptedDomains: ptr.To[int32](1),
@@ -41,8 +48,23 @@ func req(key string, op policyv1alpha1.NodeSelectorOperator, values ...string) *
 	return &policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{{Key: key, Operator: op, Values: values}}}
 }
 
-func matchLabels(key, value string) *metav1.LabelSelector {
-	return &metav1.LabelSelector{MatchLabels: map[string]string{key: value}}
+func matchLabels(key, value string) *policyv1alpha1.LabelSelector {
+	return policyv1alpha1.SetAsLabelSelector(map[string]string{key: value})
+}
+
+func matchExpression(key string, op metav1.LabelSelectorOperator, values ...string) *policyv1alpha1.LabelSelector {
+	return &policyv1alpha1.LabelSelector{MatchExpressions: []policyv1alpha1.LabelSelectorRequirement{{Key: key, Operator: op, Values: values}}}
+}
+
+// manyLabels returns n distinct label pairs, each a key with a 253-character
+// prefix and a 63-character name and a 63-character value: the largest
+// strings the CRD admits, so a selector of them costs the CEL rules the most.
+func manyLabels(n int) map[string]string {
+	set := map[string]string{}
+	for i := range n {
+		set[fmt.Sprintf("%s/%s%02d", prefix253, name63[:61], i)] = name63
+	}
+	return set
 }
 
 // Label keys and values at the limits of Kubernetes' label syntax
@@ -80,7 +102,7 @@ var _ = Describe("API validation by the API server", func() {
 		tdb := &policyv1alpha1.TopologyDisruptionBudget{
 			ObjectMeta: metav1.ObjectMeta{Name: "ingesters", Namespace: ns},
 			Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-				Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ingester"}},
+				Selector:     policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "ingester"}),
 				TopologyKey:  zoneKey,
 				MinAvailable: ptr.To(intstr.FromString("75%")),
 				Rollout:      &policyv1alpha1.RolloutSpec{},
@@ -166,15 +188,23 @@ var _ = Describe("API validation by the API server", func() {
 		Entry("duplicate names in rollout.domainOrder", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			s.Rollout.DomainOrder = []string{"zone-a", "zone-b", "zone-a"}
 		}, "spec.rollout.domainOrder[2]", "Duplicate value"),
-		Entry("selector with an unknown operator", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
-			s.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Like", Values: []string{"x"}}}}
-		}, "spec.selector", "matchExpressions operator must be In, NotIn, Exists or DoesNotExist"),
-		Entry("selector In without values", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
-			s.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "In"}}}
-		}, "spec.selector", "values must be non-empty for In and NotIn"),
-		Entry("selector Exists with values", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
-			s.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Exists", Values: []string{"x"}}}}
-		}, "spec.selector", "empty for Exists and DoesNotExist"),
+		Entry("selector matchLabels with more than 64 pairs", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = policyv1alpha1.SetAsLabelSelector(manyLabels(65))
+		}, "spec.selector.matchLabels", "must have at most 64 items"),
+		Entry("selector with more than 32 matchExpressions", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = &policyv1alpha1.LabelSelector{}
+			for i := range 33 {
+				s.Selector.MatchExpressions = append(s.Selector.MatchExpressions,
+					policyv1alpha1.LabelSelectorRequirement{Key: fmt.Sprintf("k%d", i), Operator: metav1.LabelSelectorOpExists})
+			}
+		}, "spec.selector.matchExpressions", "must have at most 32 items"),
+		Entry("selector matchExpressions with more than 256 values", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			values := make([]string, 257)
+			for i := range values {
+				values[i] = fmt.Sprintf("v%d", i)
+			}
+			s.Selector = matchExpression("app", metav1.LabelSelectorOpIn, values...)
+		}, "spec.selector.matchExpressions[0].values", "must have at most 256 items"),
 		Entry("no selector", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			s.Selector = nil
 		}, "spec.selector", "Required value"),
@@ -183,7 +213,7 @@ var _ = Describe("API validation by the API server", func() {
 	// parseSelectors parses the spec's selectors as the status controller
 	// and the webhook do.
 	parseSelectors := func(spec policyv1alpha1.TopologyDisruptionBudgetSpec) error {
-		if _, err := metav1.LabelSelectorAsSelector(spec.Selector); err != nil {
+		if _, err := metav1.LabelSelectorAsSelector(spec.Selector.AsMeta()); err != nil {
 			return err
 		}
 		_, err := nodeaffinity.NewNodeSelector(&corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{spec.NodeSelectorTerm.ToCore()}})
@@ -227,12 +257,66 @@ var _ = Describe("API validation by the API server", func() {
 		Entry("selector matchLabels key whose prefix is 254 characters", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			s.Selector = matchLabels(prefix254+"/app", "ingester")
 		}, "spec.selector.matchLabels", "must be a DNS subdomain of at most 253 characters"),
+		Entry("selector matchLabels key with a prefix that is not a DNS subdomain", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchLabels("bad_prefix.com/app", "ingester")
+		}, "spec.selector.matchLabels", "must be a DNS subdomain"),
 		Entry("selector matchLabels value of 64 characters", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			s.Selector = matchLabels("app", name64)
-		}, "spec.selector.matchLabels", "matchLabels values must be at most 63 characters"),
+		}, "spec.selector.matchLabels.app", "may not be more than 63"),
+		Entry("selector matchLabels value with a space", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchLabels("app", "a b")
+		}, "spec.selector.matchLabels.app", "should match"),
+		Entry("selector matchLabels value beginning with a dash", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchLabels("app", "-x")
+		}, "spec.selector.matchLabels.app", "should match"),
+		Entry("selector matchLabels value ending with a dot", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchLabels("app", "x.")
+		}, "spec.selector.matchLabels.app", "should match"),
 		Entry("selector matchExpressions empty key", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
-			s.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "", Operator: "Exists"}}}
-		}, "spec.selector.matchExpressions", "matchExpressions keys must be label keys: 1 to 317 characters"),
+			s.Selector = matchExpression("", metav1.LabelSelectorOpExists)
+		}, "spec.selector.matchExpressions[0].key", "should be at least 1 chars long"),
+		Entry("selector matchExpressions key with a space", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchExpression("bad key!", metav1.LabelSelectorOpIn, "x")
+		}, "spec.selector.matchExpressions[0].key", "should match"),
+		Entry("selector matchExpressions key whose name is 64 characters", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchExpression("example.com/"+name64, metav1.LabelSelectorOpExists)
+		}, "spec.selector.matchExpressions[0].key", "should match"),
+		Entry("selector matchExpressions key with an upper-case prefix", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchExpression("Example.com/app", metav1.LabelSelectorOpExists)
+		}, "spec.selector.matchExpressions[0].key", "should match"),
+		Entry("selector matchExpressions key with an empty prefix", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchExpression("/app", metav1.LabelSelectorOpExists)
+		}, "spec.selector.matchExpressions[0].key", "should match"),
+		Entry("selector matchExpressions key whose prefix is 254 characters", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchExpression(prefix254+"/app", metav1.LabelSelectorOpExists)
+		}, "spec.selector.matchExpressions[0].key", "the prefix of a key must be at most 253 characters"),
+		Entry("selector matchExpressions value with a space", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchExpression("app", metav1.LabelSelectorOpIn, "ingester", "a b")
+		}, "spec.selector.matchExpressions[0].values[1]", "should match"),
+		Entry("selector matchExpressions value beginning with a dash", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchExpression("app", metav1.LabelSelectorOpNotIn, "-x")
+		}, "spec.selector.matchExpressions[0].values[0]", "should match"),
+		Entry("selector matchExpressions value of 64 characters", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchExpression("app", metav1.LabelSelectorOpIn, name64)
+		}, "spec.selector.matchExpressions[0].values[0]", "may not be more than 63"),
+		Entry("selector In without values", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchExpression("app", metav1.LabelSelectorOpIn)
+		}, "spec.selector.matchExpressions[0]", "values must be non-empty when operator is In or NotIn"),
+		Entry("selector NotIn without values", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchExpression("app", metav1.LabelSelectorOpNotIn)
+		}, "spec.selector.matchExpressions[0]", "values must be non-empty when operator is In or NotIn"),
+		Entry("selector Exists with values", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchExpression("app", metav1.LabelSelectorOpExists, "x")
+		}, "spec.selector.matchExpressions[0]", "values must be empty when operator is Exists or DoesNotExist"),
+		Entry("selector DoesNotExist with values", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchExpression("app", metav1.LabelSelectorOpDoesNotExist, "x")
+		}, "spec.selector.matchExpressions[0]", "values must be empty when operator is Exists or DoesNotExist"),
+		Entry("selector operator Gt, which only node selectors have", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchExpression("gen", "Gt", "3")
+		}, "spec.selector.matchExpressions[0].operator", "Unsupported value"),
+		Entry("selector with an unknown operator", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchExpression("app", "Like", "x")
+		}, "spec.selector.matchExpressions[0].operator", "Unsupported value"),
 		Entry("nodeSelectorTerm key that is not a label key", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			s.NodeSelectorTerm = req("zone name", "In", "zone-a")
 		}, "spec.nodeSelectorTerm.matchExpressions[0].key", "should match"),
@@ -272,13 +356,40 @@ var _ = Describe("API validation by the API server", func() {
 		Entry("matchLabels: a key with a 253-character prefix and a 63-character name, a 63-character value", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			s.Selector = matchLabels(prefix253+"/"+name63, name63)
 		}),
-		Entry("matchLabels: an empty value, a one-character key, a key with a dotted prefix", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
-			s.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"a": "", "app.kubernetes.io/name": "ingester"}}
+		Entry("matchLabels: an empty value, a one-character key, keys with a prefix", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = policyv1alpha1.SetAsLabelSelector(map[string]string{"a": "", "app.kubernetes.io/name": "ingester", "example.com/app": "a_b.c-d"})
 		}),
-		Entry("matchExpressions: a prefixed key", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
-			s.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-				{Key: prefix253 + "/" + name63, Operator: "In", Values: []string{name63, ""}},
-			}}
+		Entry("matchLabels: 64 pairs of the longest keys and values", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = policyv1alpha1.SetAsLabelSelector(manyLabels(64))
+		}),
+		Entry("an empty selector (every pod of the namespace)", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = &policyv1alpha1.LabelSelector{}
+		}),
+		Entry("matchExpressions: a key with a 253-character prefix and a 63-character name, 63-character and empty values", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = matchExpression(prefix253+"/"+name63, metav1.LabelSelectorOpIn, name63, "")
+		}),
+		Entry("matchExpressions: every operator, a prefixed key, with matchLabels", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Selector = &policyv1alpha1.LabelSelector{
+				MatchLabels: map[string]policyv1alpha1.LabelValue{"app": "ingester"},
+				MatchExpressions: []policyv1alpha1.LabelSelectorRequirement{
+					{Key: "example.com/app", Operator: metav1.LabelSelectorOpIn, Values: []string{"ingester", "querier"}},
+					{Key: "track", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"canary"}},
+					{Key: "zone", Operator: metav1.LabelSelectorOpExists},
+					{Key: "spot", Operator: metav1.LabelSelectorOpDoesNotExist, Values: []string{}},
+				},
+			}
+		}),
+		Entry("matchExpressions: 32 requirements of 256 of the longest values", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			values := make([]string, 256)
+			for i := range values {
+				values[i] = fmt.Sprintf("%s%03d", name63[:60], i)
+			}
+			s.Selector = &policyv1alpha1.LabelSelector{}
+			for i := range 32 {
+				s.Selector.MatchExpressions = append(s.Selector.MatchExpressions, policyv1alpha1.LabelSelectorRequirement{
+					Key: fmt.Sprintf("%s/%s%02d", prefix253, name63[:61], i), Operator: metav1.LabelSelectorOpIn, Values: values,
+				})
+			}
 		}),
 		Entry("nodeSelectorTerm: a key with a 253-character prefix and a 63-character name, 63-character and empty values", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			s.NodeSelectorTerm = req(prefix253+"/"+name63, "In", name63, "")
@@ -296,4 +407,36 @@ var _ = Describe("API validation by the API server", func() {
 			s.NodeSelectorTerm = req("gen", "Gt", "0009223372036854775807")
 		}),
 	)
+})
+
+var _ = Describe("The CRD", func() {
+	It("is accepted by the API server, every validation rule within the CEL cost limit", func() {
+		raw, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "config", "crd", "bases", "policy.tdb.dev_topologydisruptionbudgets.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		var crd apiextensionsv1.CustomResourceDefinition
+		Expect(yaml.Unmarshal(raw, &crd)).To(Succeed())
+		scheme := k8sruntime.NewScheme()
+		Expect(apiextensionsv1.AddToScheme(scheme)).To(Succeed())
+		c, err := client.New(cfg, client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+
+		// envtest installed it before the suite: it is established, and it
+		// is the generated one.
+		var installed apiextensionsv1.CustomResourceDefinition
+		Expect(c.Get(ctx, client.ObjectKey{Name: crd.Name}, &installed)).To(Succeed())
+		Expect(installed.Status.Conditions).To(ContainElement(And(
+			HaveField("Type", apiextensionsv1.Established), HaveField("Status", apiextensionsv1.ConditionTrue))))
+		selectorSchema := func(crd *apiextensionsv1.CustomResourceDefinition) apiextensionsv1.JSONSchemaProps {
+			return crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["selector"]
+		}
+		Expect(selectorSchema(&installed)).To(Equal(selectorSchema(&crd)))
+
+		// An update of an existing CRD lets rules it already had exceed the
+		// cost limit; a create checks every rule: a copy in another group,
+		// created as a dry run.
+		copied := crd.DeepCopy()
+		copied.Spec.Group = "copy." + crd.Spec.Group
+		copied.Name = crd.Spec.Names.Plural + "." + copied.Spec.Group
+		Expect(c.Create(ctx, copied, client.DryRunAll)).To(Succeed())
+	})
 })

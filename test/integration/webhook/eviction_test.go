@@ -67,7 +67,7 @@ func newBudget(ns, name string, mutate func(*policyv1alpha1.TopologyDisruptionBu
 	t := &policyv1alpha1.TopologyDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ingester"}},
+			Selector:       policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "ingester"}),
 			TopologyKey:    framework.ZoneKey,
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 		},
@@ -196,11 +196,11 @@ var _ = Describe("Evictions through the real Eviction API", func() {
 	It("follows unhealthyPodEvictionPolicy for a pod that is not Ready", func() {
 		strict := newBudget(ns, "strict", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			s.MaxUnavailable = ptr.To(intstr.FromInt32(0))
-			s.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"zone": "zone-a"}}
+			s.Selector = policyv1alpha1.SetAsLabelSelector(map[string]string{"zone": "zone-a"})
 		})
 		lenient := newBudget(ns, "lenient", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			s.MaxUnavailable = ptr.To(intstr.FromInt32(0))
-			s.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"zone": "zone-b"}}
+			s.Selector = policyv1alpha1.SetAsLabelSelector(map[string]string{"zone": "zone-b"})
 			s.UnhealthyPodEvictionPolicy = policyv1alpha1.AlwaysAllow
 		})
 		Expect(framework.SetReady(ctx, k8s, w.Pods["zone-a"][2], false)).To(Succeed())
@@ -298,7 +298,7 @@ var _ = Describe("Evictions through the real Eviction API", func() {
 
 	It("passes pods no budget covers, and pods in the operator's own namespace", func() {
 		newBudget(ns, "others", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
-			s.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}}
+			s.Selector = policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "other"})
 			s.MaxUnavailable = ptr.To(intstr.FromInt32(0))
 		})
 		Expect(evict(w.Pods["zone-a"][0])).To(Succeed())

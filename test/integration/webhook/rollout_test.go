@@ -399,7 +399,7 @@ var _ = Describe("Rollouts of OnDelete StatefulSets driven through the Eviction 
 		w := newRolloutWorldIn(framework.ExemptNamespace, "own-db", "own-db", "own")
 		tdb := newBudget(w.ns, "own", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			withRollout(policyv1alpha1.DomainByDomain, nil)(s)
-			s.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": w.app}}
+			s.Selector = policyv1alpha1.SetAsLabelSelector(map[string]string{"app": w.app})
 		})
 		DeferCleanup(func() {
 			// The namespace is shared with other specs: leave nothing of
