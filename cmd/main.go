@@ -66,6 +66,7 @@ func run() error {
 		webhookCertDir string
 		webhookHost    string
 		clientCAName   string
+		callerNS       string
 		enableWebhook  bool
 		certRotation   bool
 		shutdownDelay  time.Duration
@@ -83,6 +84,7 @@ func run() error {
 	flag.StringVar(&webhookHost, "webhook-host", "", "Address the webhook server binds to; empty means all interfaces.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port of the webhook server (TLS).")
 	flag.StringVar(&clientCAName, "webhook-client-ca-name", "", "File in --webhook-cert-dir (a name, or a relative path such as client-ca/ca.crt) holding the PEM CA certificate(s) that sign the API server's client certificate for webhooks. Set, the webhook server refuses every connection that does not present a certificate signed by them, so a pod that can reach the webhook port cannot forge an admission request; read once at start. Empty (the default): callers are not authenticated. With --cert-rotation it must not be tls.crt, tls.key or ca.crt, which the operator writes there. See docs/install.md.")
+	flag.StringVar(&callerNS, "webhook-caller-namespaces", "kube-system", "Comma-separated namespaces whose pods may call the webhook (proxies that relay the API server's calls, such as konnectivity agents). An admission review whose connection comes from the address of a pod in any other namespace is refused with 403 and charges nothing: the API server never runs as an ordinary pod of its own cluster. \"*\" lets any pod call. See docs/install.md.")
 	flag.StringVar(&webhookCertDir, "webhook-cert-dir", "", "Directory holding tls.crt and tls.key for the webhook server (written there by the operator with --cert-rotation); default: <temp dir>/k8s-webhook-server/serving-certs.")
 	flag.DurationVar(&shutdownDelay, "shutdown-delay", defaultShutdownDelay(), "On SIGTERM, report not ready and keep answering webhook calls this long before stopping, so the Service stops routing evictions here first (a failed call would abort a kubectl drain). Default: 5s in a cluster, 0 otherwise.")
 	flag.BoolVar(&certRotation, "cert-rotation", inCluster(), "Create and rotate the webhook's serving certificate in a Secret and inject its CA into the webhook configuration (no cert-manager needed); every replica copies it into --webhook-cert-dir. Default: true when running in a cluster. Off: the certificate is read from --webhook-cert-dir as it is (cert-manager, make run-local).")
@@ -99,6 +101,10 @@ func run() error {
 	}
 	if err := checkClientCAName(clientCAName, certRotation); err != nil {
 		return err
+	}
+	callers, err := evictionwebhook.ParseCallerNamespaces(callerNS)
+	if err != nil {
+		return fmt.Errorf("--webhook-caller-namespaces: %w", err)
 	}
 
 	scheme := runtime.NewScheme()
@@ -162,7 +168,9 @@ func run() error {
 		return err
 	}
 	if enableWebhook {
-		evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS, GoneNodes: goneNodes})
+		if _, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS, GoneNodes: goneNodes, Callers: callers}); err != nil {
+			return err
+		}
 	}
 	if rotation != nil {
 		if err := rotation.SetupWithManager(mgr); err != nil {

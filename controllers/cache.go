@@ -62,6 +62,12 @@ func stripPod(obj any) (any, error) {
 		return obj, nil
 	}
 	stripMeta(&pod.ObjectMeta, keptAnnotations)
+	// The webhook tells a pod's address from the API server's by them
+	// (webhook.PodIPIndex); pods in the host network share their node's.
+	var ips []corev1.PodIP
+	if !pod.Spec.HostNetwork {
+		ips = pod.Status.PodIPs
+	}
 	pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName, SchedulerName: pod.Spec.SchedulerName}
 	var ready []corev1.PodCondition
 	for _, c := range pod.Status.Conditions {
@@ -69,7 +75,7 @@ func stripPod(obj any) (any, error) {
 			ready = append(ready, corev1.PodCondition{Type: c.Type, Status: c.Status, LastTransitionTime: c.LastTransitionTime})
 		}
 	}
-	pod.Status = corev1.PodStatus{Phase: pod.Status.Phase, Conditions: ready}
+	pod.Status = corev1.PodStatus{Phase: pod.Status.Phase, Conditions: ready, PodIPs: ips}
 	return pod, nil
 }
 

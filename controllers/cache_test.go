@@ -39,6 +39,8 @@ func TestStripPodKeepsWhatBudgetsRead(t *testing.T) {
 				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now, Message: "m"},
 			},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "c"}},
+			PodIP:             "10.0.0.7", PodIPs: []corev1.PodIP{{IP: "10.0.0.7"}, {IP: "fd00::7"}},
+			HostIP: "192.168.0.1",
 		},
 	}
 	got, err := stripPod(pod.DeepCopy())
@@ -56,10 +58,19 @@ func TestStripPodKeepsWhatBudgetsRead(t *testing.T) {
 		Spec: corev1.PodSpec{NodeName: "n1", SchedulerName: "default-scheduler"},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
 			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		}},
+		}, PodIPs: pod.Status.PodIPs},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stripPod (-want +got):\n%s", diff)
+	}
+	// A pod in the host network has its node's address: not kept, so the
+	// webhook never takes a node's address (the API server's, often) for a
+	// pod's.
+	host := pod.DeepCopy()
+	host.Spec.HostNetwork = true
+	got, _ = stripPod(host)
+	if ips := got.(*corev1.Pod).Status.PodIPs; ips != nil {
+		t.Errorf("host-network pod kept addresses %v", ips)
 	}
 }
 

@@ -96,7 +96,9 @@ func run() error {
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: "tdb-system"})
+	if _, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: "tdb-system"}); err != nil {
+		return err
+	}
 	go func() { _ = mgr.Start(ctx) }()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return fmt.Errorf("caches did not sync")

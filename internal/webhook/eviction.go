@@ -77,6 +77,9 @@ type EvictionHandler struct {
 	ExemptNamespace string
 	// Refusals reports refusals as events, rate-limited per budget.
 	Refusals *RefusalReporter
+	// Callers says which pods may call the webhook (see CallerPolicy); the
+	// zero value lets any caller in.
+	Callers CallerPolicy
 	// GoneNodes remembers the last labels of deleted nodes (nil: none).
 	GoneNodes *tombstone.Nodes
 	// MaxTries and Deadline bound the work on one request (defaults 8, 7 s);
@@ -102,6 +105,15 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 		observe(out, time.Since(start))
 	}()
 
+	who, err := h.untrustedCaller(ctx)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "cannot tell who calls the webhook; deciding the review")
+	}
+	if len(who) > 0 {
+		out = outcome{decision: "refused", reason: "UntrustedCaller"}
+		log.FromContext(ctx).Info("admission review refused: it came from a pod, not the API server", "pods", who, "pod", klog.KRef(req.Namespace, req.Name))
+		return deny(http.StatusForbidden, fmt.Sprintf("the eviction webhook answers the API server only; this review came from the address of pod %s", strings.Join(who, ", ")))
+	}
 	if req.Operation != admissionv1.Create || req.Resource.Resource != "pods" || req.SubResource != "eviction" {
 		out = outcome{decision: "allowed", reason: "NotAnEviction"}
 		return admission.Allowed("not a pod eviction")

@@ -1,8 +1,11 @@
 package webhook
 
 import (
+	"context"
+	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -20,11 +23,20 @@ type Options struct {
 	RefusalEventInterval time.Duration
 	// GoneNodes remembers the last labels of deleted nodes (nil: none).
 	GoneNodes *tombstone.Nodes
+	// Callers says which pods may call the webhook; nil TrustedNamespaces
+	// lets any caller in (see CallerPolicy).
+	Callers CallerPolicy
 }
 
 // Register serves the eviction webhook at Path on the manager's webhook
-// server and returns the handler.
-func Register(mgr ctrl.Manager, opts Options) *EvictionHandler {
+// server and returns the handler. Call before the manager starts: it adds
+// the cache index of pods by address.
+func Register(mgr ctrl.Manager, opts Options) (*EvictionHandler, error) {
+	if opts.Callers.TrustedNamespaces != nil {
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, PodIPIndex, IndexPodIPs); err != nil {
+			return nil, fmt.Errorf("indexing pods by address: %w", err)
+		}
+	}
 	clk := opts.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -40,8 +52,9 @@ func Register(mgr ctrl.Manager, opts Options) *EvictionHandler {
 		Clock:           clk,
 		ExemptNamespace: opts.ExemptNamespace,
 		GoneNodes:       opts.GoneNodes,
+		Callers:         opts.Callers,
 		Refusals:        &RefusalReporter{Recorder: mgr.GetEventRecorder("tdb-operator-webhook"), Clock: clk, Interval: interval},
 	}
-	mgr.GetWebhookServer().Register(Path, &admission.Webhook{Handler: h})
-	return h
+	mgr.GetWebhookServer().Register(Path, &admission.Webhook{Handler: h, WithContextFunc: withRemoteAddr})
+	return h, nil
 }

@@ -125,6 +125,9 @@ type ManagerOptions struct {
 	// NoController runs the webhook only (a second replica that is not the
 	// leader).
 	NoController bool
+	// Callers says which pods may call the webhook; nil: the binary's
+	// default (kube-system's).
+	Callers *evictionwebhook.CallerPolicy
 }
 
 // StartManagerWith runs a manager as the binary wires it.
@@ -166,7 +169,17 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 	}
 	m := &Manager{Cancel: cancel, Done: make(chan error, 1)}
 	if o.Webhook != nil {
-		m.Handler = evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: ExemptNamespace, Clock: clk, GoneNodes: goneNodes})
+		callers := o.Callers
+		if callers == nil {
+			// As the binary's default.
+			callers = &evictionwebhook.CallerPolicy{TrustedNamespaces: map[string]bool{"kube-system": true}}
+		}
+		h, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: ExemptNamespace, Clock: clk, GoneNodes: goneNodes, Callers: *callers})
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		m.Handler = h
 	}
 	go func() { m.Done <- mgr.Start(ctx) }()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {

@@ -1,0 +1,105 @@
+package webhook
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+func podAt(ns, name, ip string, mutate ...func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}}}
+	for _, m := range mutate {
+		m(p)
+	}
+	return p
+}
+
+func fromAddr(addr string) context.Context {
+	return withRemoteAddr(context.Background(), &http.Request{RemoteAddr: addr})
+}
+
+// A forged AdmissionReview sent from a pod (any pod that can reach the
+// webhook port) is refused and spends no budget, whichever namespace it
+// names; the API server's calls, from addresses no ordinary pod holds or
+// relayed by a pod of a trusted namespace, are decided as before.
+func TestReviewsFromPodsAreRefused(t *testing.T) {
+	objs := []*corev1.Pod{
+		readyPod(),
+		podAt("evil", "forger", "10.1.2.3"),
+		podAt("kube-system", "konnectivity-agent", "10.9.9.9"),
+		podAt("evil", "host", "192.168.1.5", func(p *corev1.Pod) { p.Spec.HostNetwork = true }),
+		podAt("evil", "done", "10.4.4.4", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }),
+		// An address reused: a trusted pod holds it too.
+		podAt("evil", "old", "10.9.9.9"),
+		podAt("evil", "v6", "fd00::7"),
+	}
+	trusted := CallerPolicy{TrustedNamespaces: map[string]bool{"kube-system": true}}
+
+	tests := []struct {
+		name    string
+		addr    string
+		callers CallerPolicy
+		refused bool
+	}{
+		{name: "a pod's address", addr: "10.1.2.3:40000", callers: trusted, refused: true},
+		{name: "a pod's address, IPv4-mapped", addr: "[::ffff:10.1.2.3]:40000", callers: trusted, refused: true},
+		{name: "a pod's IPv6 address", addr: "[fd00::7]:40000", callers: trusted, refused: true},
+		{name: "a trusted namespace's pod (a proxy of the API server)", addr: "10.9.9.9:40000", callers: trusted},
+		{name: "a node's address (host-network pods share it)", addr: "192.168.1.5:40000", callers: trusted},
+		{name: "a finished pod's address", addr: "10.4.4.4:40000", callers: trusted},
+		{name: "an address no pod holds (the API server)", addr: "127.0.0.1:40000", callers: trusted},
+		{name: "no remote address known", addr: "", callers: trusted},
+		{name: "check disabled (*)", addr: "10.1.2.3:40000"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			builder := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(zoneNode(), budgetAllowing("b", 1)).
+				WithIndex(&corev1.Pod{}, PodIPIndex, IndexPodIPs).
+				WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{})
+			for _, p := range objs {
+				builder = builder.WithObjects(p)
+			}
+			c := builder.Build()
+			h := newHandler(t, c, c)
+			h.Callers = tc.callers
+			resp := h.Handle(fromAddr(tc.addr), request(t, eviction(), false))
+			recs := getBudget(t, c, "b").Status.DisruptedPods
+			if tc.refused {
+				if resp.Allowed || resp.Result.Code != http.StatusForbidden || !strings.Contains(resp.Result.Message, "evil/") {
+					t.Fatalf("response %+v; want 403 naming the pod", resp.Result)
+				}
+				if len(recs) != 0 {
+					t.Errorf("a refused review left records %v", recs)
+				}
+				return
+			}
+			if !resp.Allowed || len(recs) != 1 {
+				t.Fatalf("response %+v, records %v; want the eviction decided and charged", resp.Result, recs)
+			}
+		})
+	}
+}
+
+func TestParseCallerNamespaces(t *testing.T) {
+	p, err := ParseCallerNamespaces(" kube-system, proxies ,")
+	if err != nil || len(p.TrustedNamespaces) != 2 || !p.TrustedNamespaces["proxies"] {
+		t.Errorf("list: %+v, %v", p, err)
+	}
+	if p, err := ParseCallerNamespaces("*"); err != nil || p.TrustedNamespaces != nil {
+		t.Errorf("*: %+v, %v; want the check disabled", p, err)
+	}
+	if _, err := ParseCallerNamespaces("kube-system,*"); err == nil {
+		t.Error("* in a list: want an error")
+	}
+	if p, err := ParseCallerNamespaces(""); err != nil || p.TrustedNamespaces == nil || len(p.TrustedNamespaces) != 0 {
+		t.Errorf("empty: %+v, %v; want the check on with no trusted namespace", p, err)
+	}
+}
