@@ -69,8 +69,10 @@ type EvictionRequest struct {
 	// Now is the time of the decision, recorded in the record.
 	Now time.Time
 	// NodeGone says the pod's node object is gone: the pod runs nowhere and
-	// the budget never counts it healthy (see Compute), so its eviction is
-	// decided as a not-Ready pod's and lowers no healthy count.
+	// the budget never counts it healthy (see Compute), so its eviction
+	// lowers no healthy count. It still needs an allowance: the status may
+	// have been computed while the node existed (a node deleted and
+	// re-registered), and then counted the pod healthy.
 	NodeGone bool
 }
 
@@ -129,8 +131,8 @@ func DecideEviction(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRe
 		// both succeed, so the pod is never let go while counted healthy.
 		return Decision{Allowed: true, Reason: DecisionAlreadyRecorded, Status: renew(tdb, i, req)}
 	}
-	if !req.countedHealthy() {
-		// A not-Ready pod (or one whose node is gone) goes without a charge under AlwaysAllow, or under
+	if !IsHealthy(pod) {
+		// A not-Ready pod goes without a charge under AlwaysAllow, or under
 		// IfHealthyBudget (as policy/v1) while its domain is not disrupted;
 		// otherwise it needs an allowance like any. An uncharged eviction is
 		// still recorded, without touching the numbers: should the pod turn

@@ -318,34 +318,29 @@ func TestGoneRecordsAreDroppedOnlyWhenConfirmed(t *testing.T) {
 }
 
 // A Ready pod whose node is gone is not counted healthy by Compute, so its
-// eviction lowers no healthy count: it passes uncharged as a not-Ready pod
-// would while its domain is not disrupted, and when it must be charged the
-// domain's currentHealthy stays as Compute has it (found by FuzzCompute: the
-// ledger then counted one healthy pod fewer than a recomputation).
+// eviction lowers no healthy count (found by FuzzCompute: the ledger then
+// counted one healthy pod fewer than a recomputation). It still needs and
+// takes an allowance: the status may have been computed while the node
+// existed.
 func TestEvictionOfAPodOnAGoneNode(t *testing.T) {
 	const rs = types.UID("rs")
 	p := pod("w-0").onNode("gone").ready().ownedBy(rs).obj()
 	healthy := tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).status(row("zone-a", 3, 3, 2, 1)).obj()
 	d := DecideEviction(healthy, EvictionRequest{Pod: p, Domain: "zone-a", Now: t0, NodeGone: true})
-	if !d.Allowed || d.Reason != DecisionUnhealthyPod {
-		t.Fatalf("pod on a gone node, domain not disrupted: %+v; want allowed uncharged (%s)", d, DecisionUnhealthyPod)
-	}
-	if got := d.Status.Domains[0]; got.CurrentHealthy != 3 || got.DisruptionsAllowed != 1 || len(d.Status.DisruptedPods) != 1 {
-		t.Errorf("uncharged pass changed the numbers or kept no record: %+v, records %v", got, d.Status.DisruptedPods)
-	}
-	// With desiredHealthy 0 (as policy/v1) the pass needs an allowance;
-	// the charge takes it but no healthy pod.
-	zero := tdb("web").zoned().maxUnavailable(intstr.FromInt32(3)).status(row("zone-a", 1, 1, 0, 1)).obj()
-	d = DecideEviction(zero, EvictionRequest{Pod: p, Domain: "zone-a", Now: t0, NodeGone: true})
 	if !d.Allowed || d.Reason != DecisionCharged {
-		t.Fatalf("desiredHealthy 0: %+v; want charged", d)
+		t.Fatalf("pod on a gone node: %+v; want charged", d)
 	}
-	if got := d.Status.Domains[0]; got.CurrentHealthy != 1 || got.DisruptionsAllowed != 0 {
-		t.Errorf("charge for a pod on a gone node: row %+v; want currentHealthy 1 (it was never counted), allowance 0", got)
+	if got := d.Status.Domains[0]; got.CurrentHealthy != 3 || got.DisruptionsAllowed != 0 || len(d.Status.DisruptedPods) != 1 {
+		t.Errorf("charge for a pod on a gone node: row %+v, records %v; want currentHealthy 3 (it was never counted), allowance 0, one record", got, d.Status.DisruptedPods)
+	}
+	// No allowance: refused, as any pod.
+	none := tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).status(row("zone-a", 3, 2, 2, 0)).obj()
+	if d := DecideEviction(none, EvictionRequest{Pod: p, Domain: "zone-a", Now: t0, NodeGone: true}); d.Allowed {
+		t.Errorf("pod on a gone node, no allowance: %+v; want refused", d)
 	}
 	// The same pod on a live node is charged as healthy.
-	d = DecideEviction(zero, EvictionRequest{Pod: p, Domain: "zone-a", Now: t0})
-	if got := d.Status.Domains[0]; d.Reason != DecisionCharged || got.CurrentHealthy != 0 {
-		t.Errorf("pod on a live node: %s, row %+v; want charged with currentHealthy 0", d.Reason, got)
+	d = DecideEviction(healthy, EvictionRequest{Pod: p, Domain: "zone-a", Now: t0})
+	if got := d.Status.Domains[0]; d.Reason != DecisionCharged || got.CurrentHealthy != 2 {
+		t.Errorf("pod on a live node: %s, row %+v; want charged with currentHealthy 2", d.Reason, got)
 	}
 }

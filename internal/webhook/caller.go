@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -26,9 +27,11 @@ import (
 // outside the cluster, never as an ordinary pod of the cluster it serves.
 //
 // It fails open: an address no pod holds, a pod of a trusted namespace
-// holding it (addresses are reused), or a cache that cannot be read lets the
-// review through to be decided, so that the check can never refuse the API
-// server's own calls for long. Pods in the host network share their node's
+// holding it (addresses are reused), a pod on a node that is gone, or a
+// cache that cannot be read lets the review through to be decided, so that
+// the check can never refuse the API server's own calls for long. IPv6
+// link-local callers are refused: no pod lists that address, yet every pod
+// has one, and the API server never calls from it. Pods in the host network share their node's
 // address and are not indexed: they cannot be told from the API server.
 
 // PodIPIndex indexes the cached pods by their addresses (status.podIPs),
@@ -58,7 +61,8 @@ func withRemoteAddr(ctx context.Context, r *http.Request) context.Context {
 	return context.WithValue(ctx, remoteAddrKey{}, r.RemoteAddr)
 }
 
-// remoteAddr is the caller's address kept by withRemoteAddr.
+// remoteAddr is the caller's address kept by withRemoteAddr, with any IPv6
+// zone.
 func remoteAddr(ctx context.Context) (netip.Addr, bool) {
 	s, _ := ctx.Value(remoteAddrKey{}).(string)
 	if s == "" {
@@ -103,8 +107,10 @@ func ParseCallerNamespaces(s string) (CallerPolicy, error) {
 	return p, nil
 }
 
-// untrustedCaller returns the pods (namespace/name) holding the caller's
-// address when every one of them is in an untrusted namespace, else nil.
+// untrustedCaller describes the caller when it is not to be answered: the
+// pods holding its address, when every one of them is in an untrusted
+// namespace and on a node that exists, or its IPv6 link-local address.
+// Otherwise it returns nil.
 func (h *EvictionHandler) untrustedCaller(ctx context.Context) ([]string, error) {
 	if h.Callers.TrustedNamespaces == nil {
 		return nil, nil
@@ -112,6 +118,14 @@ func (h *EvictionHandler) untrustedCaller(ctx context.Context) ([]string, error)
 	addr, ok := remoteAddr(ctx)
 	if !ok {
 		return nil, nil
+	}
+	if addr.Is6() && addr.IsLinkLocalUnicast() {
+		// The API server dials the webhook Service's or a pod's address, so
+		// its calls leave from a routable address of its own. An IPv6
+		// link-local address is one every pod has without asking, and no
+		// pod holds it in status.podIPs: a pod on the manager's node (on a
+		// bridge network) could call from it unseen.
+		return []string{"at the link-local address " + addr.String()}, nil
 	}
 	var pods corev1.PodList
 	if err := h.Cache.List(ctx, &pods, client.MatchingFields{PodIPIndex: addr.String()}, client.UnsafeDisableDeepCopy); err != nil {
@@ -123,7 +137,16 @@ func (h *EvictionHandler) untrustedCaller(ctx context.Context) ([]string, error)
 		if h.Callers.TrustedNamespaces[p.Namespace] {
 			return nil, nil
 		}
-		who = append(who, p.Namespace+"/"+p.Name)
+		if p.Spec.NodeName != "" {
+			// A pod whose node is gone runs nowhere: its address is free
+			// again (a cloud may give it to a control-plane interface at
+			// once), though the pod lingers until garbage collection.
+			var n corev1.Node
+			if err := h.Cache.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, &n); apierrors.IsNotFound(err) {
+				continue
+			}
+		}
+		who = append(who, "of pod "+p.Namespace+"/"+p.Name)
 	}
 	sort.Strings(who)
 	return who, nil

@@ -5,16 +5,20 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 )
 
 func podAt(ns, name, ip string, mutate ...func(*corev1.Pod)) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: corev1.PodSpec{NodeName: "n1"},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}}}
 	for _, m := range mutate {
 		m(p)
@@ -40,6 +44,8 @@ func TestReviewsFromPodsAreRefused(t *testing.T) {
 		// An address reused: a trusted pod holds it too.
 		podAt("evil", "old", "10.9.9.9"),
 		podAt("evil", "v6", "fd00::7"),
+		// Its node is gone: the address is free again.
+		podAt("evil", "lingering", "10.5.5.5", func(p *corev1.Pod) { p.Spec.NodeName = "gone" }),
 	}
 	trusted := CallerPolicy{TrustedNamespaces: map[string]bool{"kube-system": true}}
 
@@ -52,7 +58,9 @@ func TestReviewsFromPodsAreRefused(t *testing.T) {
 		{name: "a pod's address", addr: "10.1.2.3:40000", callers: trusted, refused: true},
 		{name: "a pod's address, IPv4-mapped", addr: "[::ffff:10.1.2.3]:40000", callers: trusted, refused: true},
 		{name: "a pod's IPv6 address", addr: "[fd00::7]:40000", callers: trusted, refused: true},
+		{name: "an IPv6 link-local address (every pod has one; no pod lists it)", addr: "[fe80::fc:ff:fe00:1%eth0]:40000", callers: trusted, refused: true},
 		{name: "a trusted namespace's pod (a proxy of the API server)", addr: "10.9.9.9:40000", callers: trusted},
+		{name: "the address of a pod whose node is gone", addr: "10.5.5.5:40000", callers: trusted},
 		{name: "a node's address (host-network pods share it)", addr: "192.168.1.5:40000", callers: trusted},
 		{name: "a finished pod's address", addr: "10.4.4.4:40000", callers: trusted},
 		{name: "an address no pod holds (the API server)", addr: "127.0.0.1:40000", callers: trusted},
@@ -73,7 +81,7 @@ func TestReviewsFromPodsAreRefused(t *testing.T) {
 			resp := h.Handle(fromAddr(tc.addr), request(t, eviction(), false))
 			recs := getBudget(t, c, "b").Status.DisruptedPods
 			if tc.refused {
-				if resp.Allowed || resp.Result.Code != http.StatusForbidden || !strings.Contains(resp.Result.Message, "evil/") {
+				if resp.Allowed || resp.Result.Code != http.StatusForbidden || !strings.Contains(resp.Result.Message, "this review came from the address ") {
 					t.Fatalf("response %+v; want 403 naming the pod", resp.Result)
 				}
 				if len(recs) != 0 {
@@ -101,5 +109,33 @@ func TestParseCallerNamespaces(t *testing.T) {
 	}
 	if p, err := ParseCallerNamespaces(""); err != nil || p.TrustedNamespaces == nil || len(p.TrustedNamespaces) != 0 {
 		t.Errorf("empty: %+v, %v; want the check on with no trusted namespace", p, err)
+	}
+}
+
+// The lookup of the caller is bounded by the request's deadline: a cache
+// that does not answer ends in the usual retryable refusal, in time, not in
+// the API server's timeout (a 500 that kubectl drain does not retry).
+func TestCallerLookupIsBoundedByTheDeadline(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), zoneNode(), budgetAllowing("b", 1)).
+		WithIndex(&corev1.Pod{}, PodIPIndex, IndexPodIPs).WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).
+		WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, cl client.WithWatch, l client.ObjectList, o ...client.ListOption) error {
+			if _, ok := l.(*corev1.PodList); ok {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return cl.List(ctx, l, o...)
+		}}).Build()
+	h := newHandler(t, c, c)
+	h.Deadline = 200 * time.Millisecond
+	h.Callers = CallerPolicy{TrustedNamespaces: map[string]bool{"kube-system": true}}
+	done := make(chan admission.Response, 1)
+	go func() { done <- h.Handle(fromAddr("10.1.2.3:4000"), request(t, eviction(), false)) }()
+	select {
+	case resp := <-done:
+		if resp.Allowed {
+			t.Errorf("response %+v; want a refusal (nothing could be decided in time)", resp.Result)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("Handle did not answer within its deadline")
 	}
 }

@@ -105,14 +105,17 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 		observe(out, time.Since(start))
 	}()
 
+	// Everything, the caller's lookup included, is bounded by the deadline.
+	ctx, cancel := context.WithDeadline(ctx, start.Add(h.deadline()))
+	defer cancel()
 	who, err := h.untrustedCaller(ctx)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "cannot tell who calls the webhook; deciding the review")
 	}
 	if len(who) > 0 {
 		out = outcome{decision: "refused", reason: "UntrustedCaller"}
-		log.FromContext(ctx).Info("admission review refused: it came from a pod, not the API server", "pods", who, "pod", klog.KRef(req.Namespace, req.Name))
-		return deny(http.StatusForbidden, fmt.Sprintf("the eviction webhook answers the API server only; this review came from the address of pod %s", strings.Join(who, ", ")))
+		log.FromContext(ctx).Info("admission review refused: it came from a pod, not the API server", "caller", who, "pod", klog.KRef(req.Namespace, req.Name))
+		return deny(http.StatusForbidden, fmt.Sprintf("the eviction webhook answers the API server only; this review came from the address %s", strings.Join(who, ", ")))
 	}
 	if req.Operation != admissionv1.Create || req.Resource.Resource != "pods" || req.SubResource != "eviction" {
 		out = outcome{decision: "allowed", reason: "NotAnEviction"}
@@ -134,8 +137,6 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 		er.preconditions = ev.DeleteOptions.Preconditions
 	}
 
-	ctx, cancel := context.WithDeadline(ctx, start.Add(h.deadline()))
-	defer cancel()
 	res, err := h.decide(ctx, er)
 	if err != nil && retryable(err) {
 		// Nothing was decided (the operator is starting, or the API server
@@ -236,6 +237,29 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (resul
 	}
 	if len(covering) == 0 {
 		return result{outcome: outcome{"allowed", "NotCovered"}}, nil
+	}
+	for _, c := range covering {
+		if !c.nodeGone {
+			continue
+		}
+		// The pod's node is gone: pod garbage collection may have replaced
+		// it (a StatefulSet pod keeps its name) while the cache still shows
+		// the old one. Decide on the API server's copy, as for a pod that
+		// would pass uncharged; another pod, or the pod on another node now,
+		// was not placed by this lookup.
+		fresh, err := h.livePod(ctx, pod)
+		switch {
+		case err != nil:
+			return result{}, err
+		case fresh == nil:
+			return result{outcome: outcome{"allowed", "PodNotFound"}}, nil
+		case fresh.UID != pod.UID || fresh.Spec.NodeName != pod.Spec.NodeName:
+			return refused(c.tdb, staleDecision(c.tdb), []string{c.tdb.Name}), nil
+		case budget.CanIgnoreBudget(fresh):
+			return result{outcome: outcome{"allowed", budget.DecisionPodNotRunning}}, nil
+		}
+		pod = fresh
+		break
 	}
 	names := make([]string, len(covering))
 	for i, c := range covering {

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
@@ -266,9 +267,9 @@ func TestPodOnAGoneNode(t *testing.T) {
 		t.Errorf("records %v, want one in zone-a", recs)
 	}
 	// The pod runs nowhere and was never counted healthy: its eviction
-	// passes as a not-Ready pod's, taking no allowance.
-	if row := st.Domains[0]; row.CurrentHealthy != 3 || row.DisruptionsAllowed != 1 {
-		t.Errorf("zone-a after the eviction: %+v; want currentHealthy 3 and 1 allowed, as before", row)
+	// takes the allowance but no healthy pod.
+	if row := st.Domains[0]; row.CurrentHealthy != 3 || row.DisruptionsAllowed != 0 {
+		t.Errorf("zone-a after the eviction: %+v; want currentHealthy 3 (as before) and 0 allowed", row)
 	}
 }
 
@@ -355,5 +356,41 @@ func TestBrokenBudgetBlocksOnlyWhatItMightCover(t *testing.T) {
 	resp := h.Handle(context.Background(), request(t, eviction(), false))
 	if resp.Allowed || !strings.Contains(resp.Result.Message, "spec.selector") {
 		t.Errorf("a pod the broken budget might select: %+v, want refused naming spec.selector", resp.Result)
+	}
+}
+
+// A pod on a gone node is decided on the API server's copy: pod garbage
+// collection may have replaced it, under the same name, with a Ready pod on a
+// live node while the cache still shows the old one (found by the second
+// reader: the stale copy let both healthy pods of zone-a go under
+// maxUnavailable 1 when such pods passed uncharged).
+func TestPodOnAGoneNodeIsReadLive(t *testing.T) {
+	old := readyPod()
+	old.Spec.NodeName = "gone"
+	live := readyPod()
+	live.UID = "p0-replacement"
+	other := readyPod()
+	other.Name, other.UID = "web-1", "p1"
+	cache := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(old, other, zoneNode(), budgetAllowing("b", 1)).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(live, other, zoneNode(), budgetAllowing("b", 1)).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
+	h := newHandler(t, cache, server)
+	h.GoneNodes = tombstone.New(nil)
+	h.GoneNodes.Deleted(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gone", Labels: map[string]string{zoneKey: "zone-a"}}})
+	evict := func(name string) admission.Request {
+		r := request(t, map[string]any{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": map[string]any{"name": name, "namespace": "ns"}}, false)
+		r.Name = name
+		return r
+	}
+	first := h.Handle(context.Background(), evict("web-0"))
+	if first.Allowed || !strings.Contains(first.Result.Message, "changed while the eviction was decided") {
+		t.Fatalf("eviction of web-0 decided on the stale copy: %+v; want a refusal for a retry", first.Result)
+	}
+	if recs := getBudget(t, server, "b").Status.DisruptedPods; len(recs) != 0 {
+		t.Errorf("the refusal left records %v", recs)
+	}
+	if second := h.Handle(context.Background(), evict("web-1")); !second.Allowed {
+		t.Errorf("web-1: %+v; want allowed (zone-a's allowance is untouched)", second.Result)
 	}
 }

@@ -74,7 +74,7 @@ var _ = Describe("Who may call the webhook", func() {
 		other := newNamespace()
 		forger := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "forger"},
-			Spec:       corev1.PodSpec{NodeName: "somewhere", Containers: []corev1.Container{{Name: "c", Image: "forger"}}},
+			Spec:       corev1.PodSpec{NodeName: w.Nodes["zone-b"][0], Containers: []corev1.Container{{Name: "c", Image: "forger"}}},
 		}
 		Expect(k8s.Create(ctx, forger)).To(Succeed())
 		DeferCleanup(func() {
