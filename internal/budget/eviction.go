@@ -17,47 +17,71 @@ import (
 // past it, evictions are refused until the status controller catches up.
 const MaxDisruptedPods = 2000
 
-// Reasons of eviction decisions; they label metrics, so the set is closed.
+// Reason says why an eviction was decided as it was. Refusal messages,
+// the decision metric's label and refusal events are built from it, so the
+// set is closed: the Decision* constants below, and the admission-level
+// Reason* constants of the webhook.
+type Reason string
+
+// Reasons of eviction decisions.
 const (
 	// DecisionCharged: allowed and recorded against the budget.
-	DecisionCharged = "Charged"
+	DecisionCharged Reason = "Charged"
 	// DecisionPodNotRunning: pending, terminal or deleting pods pass.
-	DecisionPodNotRunning = "PodNotRunning"
+	DecisionPodNotRunning Reason = "PodNotRunning"
 	// DecisionUnhealthyPod: a not-Ready pod passes under the
 	// unhealthyPodEvictionPolicy without a charge.
-	DecisionUnhealthyPod = "UnhealthyPod"
+	DecisionUnhealthyPod Reason = "UnhealthyPod"
 	// DecisionAlreadyRecorded: the pod's eviction was granted before; it is
 	// not charged twice.
-	DecisionAlreadyRecorded = "AlreadyRecorded"
+	DecisionAlreadyRecorded Reason = "AlreadyRecorded"
 	// DecisionStaleStatus: status.observedGeneration is behind the spec.
-	DecisionStaleStatus = "StaleStatus"
+	DecisionStaleStatus Reason = "StaleStatus"
 	// DecisionBlocked: the status controller could not compute the budget.
-	DecisionBlocked = "Blocked"
+	DecisionBlocked Reason = "Blocked"
 	// DecisionUnknownDomain: the pod's domain has no row in status yet.
-	DecisionUnknownDomain = "UnknownDomain"
+	DecisionUnknownDomain Reason = "UnknownDomain"
 	// DecisionInsufficientPods: the domain has no healthy pod to spare.
-	DecisionInsufficientPods = "InsufficientPods"
+	DecisionInsufficientPods Reason = "InsufficientPods"
 	// DecisionMaxDisruptedDomains: too many other domains are disrupted.
-	DecisionMaxDisruptedDomains = "MaxDisruptedDomains"
+	DecisionMaxDisruptedDomains Reason = "MaxDisruptedDomains"
 	// DecisionContended: the budget's status kept changing under the
 	// webhook's writes; the client retries.
-	DecisionContended = "Contended"
+	DecisionContended Reason = "Contended"
 	// DecisionTooManyRecords: status.disruptedPods is full.
-	DecisionTooManyRecords = "TooManyRecords"
+	DecisionTooManyRecords Reason = "TooManyRecords"
 	// DecisionPodDisruptionBudget: a policy/v1 PodDisruptionBudget covering
 	// the pod refuses it now, so core would refuse the eviction after this
 	// webhook: it is refused without a charge.
-	DecisionPodDisruptionBudget = "PodDisruptionBudget"
+	DecisionPodDisruptionBudget Reason = "PodDisruptionBudget"
 	// DecisionPreconditionFailed: the Eviction's UID or resourceVersion
 	// precondition does not match the pod; the API server would answer 409.
-	DecisionPreconditionFailed = "PreconditionFailed"
+	DecisionPreconditionFailed Reason = "PreconditionFailed"
 	// DecisionNodeGone: the pod's node object is gone and its domain cannot
 	// be told from its record, its topology label or the node's last labels.
-	DecisionNodeGone = "NodeGone"
+	DecisionNodeGone Reason = "NodeGone"
 	// DecisionNotEnforced: the budget is in the operator's own namespace,
 	// whose evictions the webhook does not decide.
-	DecisionNotEnforced = "NotEnforced"
+	DecisionNotEnforced Reason = "NotEnforced"
+	// DecisionPodNotFound: the pod does not exist; the API server answers
+	// 404 for the eviction itself.
+	DecisionPodNotFound Reason = "PodNotFound"
+	// DecisionNotCovered: no budget covers the pod.
+	DecisionNotCovered Reason = "NotCovered"
 )
+
+// RetryAfterSeconds is how long a client refused for this reason should
+// wait before it retries: a second where the refusal clears as soon as the
+// operator catches up (a status being recomputed, a write that conflicted),
+// five where a pod must first become Ready again or the budget be fixed.
+// kubectl drain waits five seconds between tries whatever it is told.
+func (r Reason) RetryAfterSeconds() int32 {
+	switch r {
+	case DecisionStaleStatus, DecisionContended, DecisionUnknownDomain, DecisionTooManyRecords:
+		return 1
+	}
+	return 5
+}
 
 // EvictionRequest is one eviction to decide against one budget.
 type EvictionRequest struct {
@@ -81,7 +105,7 @@ type Decision struct {
 	// Allowed says whether this budget lets the eviction proceed.
 	Allowed bool
 	// Reason is one of the Decision* constants.
-	Reason string
+	Reason Reason
 	// Message explains a refusal to the user (kubectl prints it).
 	Message string
 	// Status, when not nil, is the new status to write for the eviction to
@@ -278,7 +302,7 @@ func CanIgnoreBudget(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp != nil
 }
 
-func refuse(reason, format string, args ...any) Decision {
+func refuse(reason Reason, format string, args ...any) Decision {
 	return Decision{Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 

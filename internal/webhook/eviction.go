@@ -99,7 +99,7 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 	defer func() {
 		if r := recover(); r != nil {
 			log.FromContext(ctx).Error(fmt.Errorf("panic: %v", r), "eviction webhook panicked")
-			out = outcome{decision: "error", reason: "InternalError"}
+			out = outcome{decision: "error", reason: ReasonInternalError}
 			resp = admission.Errored(http.StatusInternalServerError, fmt.Errorf("internal error deciding the eviction"))
 		}
 		observe(out, time.Since(start))
@@ -113,21 +113,21 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 		log.FromContext(ctx).Error(err, "cannot tell who calls the webhook; deciding the review")
 	}
 	if len(who) > 0 {
-		out = outcome{decision: "refused", reason: "UntrustedCaller"}
+		out = outcome{decision: "refused", reason: ReasonUntrustedCaller}
 		log.FromContext(ctx).Info("admission review refused: it came from a pod, not the API server", "caller", who, "pod", klog.KRef(req.Namespace, req.Name))
-		return deny(http.StatusForbidden, fmt.Sprintf("the eviction webhook answers the API server only; this review came from the address %s", strings.Join(who, ", ")))
+		return deny(http.StatusForbidden, ReasonUntrustedCaller, fmt.Sprintf("the eviction webhook answers the API server only; this review came from the address %s", strings.Join(who, ", ")))
 	}
 	if req.Operation != admissionv1.Create || req.Resource.Resource != "pods" || req.SubResource != "eviction" {
-		out = outcome{decision: "allowed", reason: "NotAnEviction"}
+		out = outcome{decision: "allowed", reason: ReasonNotAnEviction}
 		return admission.Allowed("not a pod eviction")
 	}
 	ev, err := decodeEviction(req.Object.Raw)
 	if err != nil {
-		out = outcome{decision: "error", reason: "BadRequest"}
+		out = outcome{decision: "error", reason: ReasonBadRequest}
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	if req.Namespace == h.ExemptNamespace && h.ExemptNamespace != "" {
-		out.reason = "ExemptNamespace"
+		out.reason = ReasonExemptNamespace
 		return admission.Allowed("the operator's namespace is exempt")
 	}
 	er := evictionRequest{namespace: req.Namespace, name: req.Name,
@@ -141,12 +141,12 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 	if err != nil && retryable(err) {
 		// Nothing was decided (the operator is starting, or the API server
 		// is slow): refuse in the way clients retry.
-		out = outcome{decision: "refused", reason: "Unavailable"}
+		out = outcome{decision: "refused", reason: ReasonUnavailable}
 		log.FromContext(ctx).Info("eviction refused for now", "pod", klog.KRef(req.Namespace, req.Name), "error", err.Error())
-		return deny(http.StatusTooManyRequests, fmt.Sprintf("topology disruption budgets cannot decide the eviction of %s/%s right now (%v); retry", req.Namespace, req.Name, err))
+		return deny(http.StatusTooManyRequests, ReasonUnavailable, fmt.Sprintf("topology disruption budgets cannot decide the eviction of %s/%s right now (%v); retry", req.Namespace, req.Name, err))
 	}
 	if err != nil {
-		out = outcome{decision: "error", reason: "InternalError"}
+		out = outcome{decision: "error", reason: ReasonInternalError}
 		log.FromContext(ctx).Error(err, "deciding eviction", "pod", klog.KRef(req.Namespace, req.Name))
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
@@ -163,7 +163,7 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 	if code == 0 {
 		code = http.StatusTooManyRequests
 	}
-	return deny(code, res.message)
+	return deny(code, res.outcome.reason, res.message)
 }
 
 func (h *EvictionHandler) deadline() time.Duration {
@@ -190,7 +190,27 @@ type evictionRequest struct {
 }
 
 // outcome labels the decision metric.
-type outcome struct{ decision, reason string }
+type outcome struct {
+	decision string
+	reason   budget.Reason
+}
+
+// Reasons of answers given before any budget decides.
+const (
+	// ReasonNotAnEviction: the request is not a pods/eviction CREATE.
+	ReasonNotAnEviction budget.Reason = "NotAnEviction"
+	// ReasonExemptNamespace: the pod is in the operator's namespace.
+	ReasonExemptNamespace budget.Reason = "ExemptNamespace"
+	// ReasonUntrustedCaller: the review came from a pod, not the API server.
+	ReasonUntrustedCaller budget.Reason = "UntrustedCaller"
+	// ReasonUnavailable: nothing could be decided in time (the operator is
+	// starting, or the API server is slow); the client retries.
+	ReasonUnavailable budget.Reason = "Unavailable"
+	// ReasonBadRequest: the review does not hold an Eviction.
+	ReasonBadRequest budget.Reason = "BadRequest"
+	// ReasonInternalError: the decision failed.
+	ReasonInternalError budget.Reason = "InternalError"
+)
 
 type result struct {
 	outcome   outcome
@@ -219,7 +239,7 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (resul
 	}
 	if pod == nil {
 		// The API server answers 404 for the eviction itself.
-		return result{outcome: outcome{"allowed", "PodNotFound"}}, nil
+		return result{outcome: outcome{"allowed", budget.DecisionPodNotFound}}, nil
 	}
 	if msg := preconditionMismatch(er.preconditions, pod); msg != "" {
 		// The API server will answer 409 and delete nothing: nothing to
@@ -236,7 +256,7 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (resul
 		return result{}, err
 	}
 	if len(covering) == 0 {
-		return result{outcome: outcome{"allowed", "NotCovered"}}, nil
+		return result{outcome: outcome{"allowed", budget.DecisionNotCovered}}, nil
 	}
 	for _, c := range covering {
 		if !c.nodeGone {
@@ -252,7 +272,7 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (resul
 		case err != nil:
 			return result{}, err
 		case fresh == nil:
-			return result{outcome: outcome{"allowed", "PodNotFound"}}, nil
+			return result{outcome: outcome{"allowed", budget.DecisionPodNotFound}}, nil
 		case fresh.UID != pod.UID || fresh.Spec.NodeName != pod.Spec.NodeName:
 			return refused(c.tdb, staleDecision(c.tdb), []string{c.tdb.Name}), nil
 		case budget.CanIgnoreBudget(fresh):
@@ -321,7 +341,7 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (resul
 			return result{}, err
 		}
 		if fresh == nil {
-			return result{outcome: outcome{"allowed", "PodNotFound"}}, nil
+			return result{outcome: outcome{"allowed", budget.DecisionPodNotFound}}, nil
 		}
 		if fresh.UID != pod.UID || fresh.Spec.NodeName != pod.Spec.NodeName {
 			return refused(covering[0].tdb, staleDecision(covering[0].tdb), names), nil
@@ -471,7 +491,8 @@ type coveringBudget struct {
 	domainErr error
 	// errReason is the decision reason of domainErr; advice tells the user
 	// how to clear it.
-	errReason, advice string
+	errReason budget.Reason
+	advice    string
 	// entry is the budget's ledger entry, locked while deciding.
 	entry *budgetEntry
 }
@@ -673,7 +694,7 @@ func isDryRun(o *metav1.DeleteOptions) bool {
 // kubectl drain, the cluster autoscaler and Karpenter retry; 409 and 500
 // are what the API server itself would answer (a failed precondition, a pod
 // under several PodDisruptionBudgets).
-func deny(code int32, msg string) admission.Response {
+func deny(code int32, why budget.Reason, msg string) admission.Response {
 	reason := metav1.StatusReasonTooManyRequests
 	switch code {
 	case http.StatusConflict:
@@ -683,15 +704,21 @@ func deny(code int32, msg string) admission.Response {
 	case http.StatusInternalServerError:
 		reason = metav1.StatusReasonInternalError
 	}
-	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{
-		Allowed: false,
-		Result: &metav1.Status{
-			Status:  metav1.StatusFailure,
-			Code:    code,
-			Reason:  reason,
-			Message: msg,
-		},
-	}}
+	st := &metav1.Status{Status: metav1.StatusFailure, Code: code, Reason: reason, Message: msg}
+	if code == http.StatusTooManyRequests {
+		// As core's eviction answers: the DisruptionBudget cause, and when
+		// to retry (the API server passes both on; client-go's
+		// SuggestsClientDelay reads the hint).
+		retry := why.RetryAfterSeconds()
+		if why == ReasonUnavailable {
+			retry = 1
+		}
+		st.Details = &metav1.StatusDetails{
+			Causes:            []metav1.StatusCause{{Type: policyv1.DisruptionBudgetCause, Message: msg}},
+			RetryAfterSeconds: retry,
+		}
+	}
+	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: st}}
 }
 
 // retryable says whether an error means "not now" rather than "broken".

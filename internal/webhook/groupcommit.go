@@ -166,7 +166,7 @@ func (h *EvictionHandler) tryCommit(ctx context.Context, c *coveringBudget, batc
 				errs[i] = err
 				continue
 			case fresh == nil:
-				decisions[i] = budget.Decision{Allowed: true, Reason: "PodNotFound"}
+				decisions[i] = budget.Decision{Allowed: true, Reason: budget.DecisionPodNotFound}
 				continue
 			case fresh.UID != pod.UID || fresh.Spec.NodeName != pod.Spec.NodeName:
 				// Another pod of that name now (a StatefulSet replacement),

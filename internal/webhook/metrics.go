@@ -31,6 +31,6 @@ func init() {
 }
 
 func observe(o outcome, took time.Duration) {
-	decisionsTotal.WithLabelValues(o.decision, o.reason).Inc()
+	decisionsTotal.WithLabelValues(o.decision, string(o.reason)).Inc()
 	decisionSeconds.WithLabelValues(o.decision).Observe(took.Seconds())
 }

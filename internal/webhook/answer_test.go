@@ -1,0 +1,45 @@
+package webhook
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	policyv1 "k8s.io/api/policy/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+// A refusal is answered as core's eviction answers one: 429 with the
+// DisruptionBudget cause and a hint of when to retry, one second where the
+// refusal clears once the operator catches up, five where a pod must first
+// recover.
+func TestRefusalsCarryTheDisruptionBudgetCauseAndARetryHint(t *testing.T) {
+	stale := budgetAllowing("b", 1)
+	stale.Generation = 2
+	for _, tc := range []struct {
+		name   string
+		budget *policyv1alpha1.TopologyDisruptionBudget
+		retry  int32
+	}{
+		{name: "no allowance", budget: budgetAllowing("b", 0), retry: 5},
+		{name: "status behind the spec", budget: stale, retry: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), zoneNode(), tc.budget).
+				WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
+			resp := newHandler(t, c, c).Handle(context.Background(), request(t, eviction(), false))
+			if resp.Allowed || resp.Result.Code != http.StatusTooManyRequests {
+				t.Fatalf("response %+v; want 429", resp.Result)
+			}
+			d := resp.Result.Details
+			if d == nil || len(d.Causes) != 1 || d.Causes[0].Type != policyv1.DisruptionBudgetCause || d.Causes[0].Message != resp.Result.Message {
+				t.Errorf("details %+v; want one DisruptionBudget cause with the message", d)
+			}
+			if d != nil && d.RetryAfterSeconds != tc.retry {
+				t.Errorf("retryAfterSeconds %d, want %d", d.RetryAfterSeconds, tc.retry)
+			}
+		})
+	}
+}

@@ -1,0 +1,33 @@
+//go:build integration
+
+package webhook_test
+
+import (
+	"errors"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+var _ = Describe("A refusal as clients read it", func() {
+	It("reaches the Eviction API's client as core's own refusal does: 429, the DisruptionBudget cause and a retry hint", func() {
+		ns := newNamespace()
+		w := newWorld(ns, 2)
+		tdb := newBudget(ns, "ingesters", nil)
+		Eventually(allowedByZone(tdb)).Should(Equal([]int32{1, 1, 1}))
+		Expect(evict(w.Pods["zone-a"][0])).To(Succeed())
+
+		err := evict(w.Pods["zone-a"][1])
+		Expect(err).To(beTooManyRequests())
+		var status apierrors.APIStatus
+		Expect(errors.As(err, &status)).To(BeTrue())
+		details := status.Status().Details
+		Expect(details).NotTo(BeNil())
+		Expect(details.Causes).To(ContainElement(HaveField("Type", policyv1.DisruptionBudgetCause)))
+		delay, ok := apierrors.SuggestsClientDelay(err)
+		Expect(ok).To(BeTrue(), "no retry hint in %v", err)
+		Expect(delay).To(BeEquivalentTo(5))
+	})
+})
