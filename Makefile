@@ -54,7 +54,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint (pinned).
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: verify
-verify: generate manifests $(KUSTOMIZE) ## Fail when generated files (deepcopy, CRD, RBAC, the OLM bundle) or formatting are stale.
+verify: generate manifests $(KUSTOMIZE) lint ## Fail when generated files (deepcopy, CRD, RBAC, the OLM bundle) or formatting are stale, or golangci-lint (duplicate detection included) finds anything.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "not gofmt-clean:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(verify_bundle)
 	@git diff --exit-code -- api config $(BUNDLE_FILES) || { echo "generated files are stale: run 'make generate manifests bundle' and commit"; exit 1; }
