@@ -49,8 +49,8 @@ import (
 	"github.com/tdb-operator/tdb-operator/controllers"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
 	"github.com/tdb-operator/tdb-operator/internal/certs"
+	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
-	evictionwebhook "github.com/tdb-operator/tdb-operator/internal/webhook"
 )
 
 // Leader election (--leader-elect) needs its Lease in the operator's

@@ -57,7 +57,7 @@ import (
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/controllers"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
-	evictionwebhook "github.com/tdb-operator/tdb-operator/internal/webhook"
+	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
 )
 
 const zoneKey = "topology.kubernetes.io/zone"

@@ -51,7 +51,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	evictionwebhook "github.com/tdb-operator/tdb-operator/internal/webhook"
+	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
 )
 
 // registrationName is the ValidatingWebhookConfiguration of a local run.

@@ -52,7 +52,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
-	evictionwebhook "github.com/tdb-operator/tdb-operator/internal/webhook"
+	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
 	"github.com/tdb-operator/tdb-operator/test/integration/framework"
 )
 

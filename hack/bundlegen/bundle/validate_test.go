@@ -35,7 +35,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tdb-operator/tdb-operator/internal/webhook"
+	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
 )
 
 // renderConfig is `kustomize build config/default` with the pinned
@@ -357,8 +357,8 @@ func checkAgainstConfig(b Bundle, rendered []byte, crdSources []SourceFile) []st
 		}
 	}
 	for _, w := range csv.Spec.WebhookDefinitions {
-		if w.WebhookPath == nil || *w.WebhookPath != webhook.Path {
-			fail("CSV webhook %s: webhookPath is not the served path %s", w.GenerateName, webhook.Path)
+		if w.WebhookPath == nil || *w.WebhookPath != evictionwebhook.Path {
+			fail("CSV webhook %s: webhookPath is not the served path %s", w.GenerateName, evictionwebhook.Path)
 		}
 		if w.Type != ValidatingAdmissionWebhook {
 			fail("CSV webhook %s: type %s, want ValidatingAdmissionWebhook", w.GenerateName, w.Type)

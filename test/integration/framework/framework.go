@@ -53,8 +53,8 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/controllers"
+	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
-	evictionwebhook "github.com/tdb-operator/tdb-operator/internal/webhook"
 )
 
 // Scheme knows the core, apps, policy and tdb types.

@@ -40,7 +40,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	evictionwebhook "github.com/tdb-operator/tdb-operator/internal/webhook"
+	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
 )
 
 // forge sends the webhook an AdmissionReview for an eviction of ns/name

@@ -17,7 +17,7 @@ limitations under the License.
 // Package webhook holds the eviction admission webhook: it decides each
 // pods/eviction CREATE against every TopologyDisruptionBudget covering the
 // pod, and records granted evictions in the budgets' status.
-package webhook
+package evictionwebhook
 
 import (
 	"context"
