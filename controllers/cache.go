@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
 )
 
@@ -116,40 +115,10 @@ const daemonSetTemplateGeneration = appsv1.DeprecatedTemplateGeneration
 // ReplicaSet its Deployment revision and, for a StatefulSet or DaemonSet,
 // the budget it hands its updates over to.
 func stripWorkload(obj any) (any, error) {
-	switch w := obj.(type) {
-	case *appsv1.ReplicaSet:
-		stripMeta(&w.ObjectMeta, []string{replicaSetRevision})
-		w.Spec.Template = stripTemplate(w.Spec.Template)
-		w.Status = appsv1.ReplicaSetStatus{}
-	case *appsv1.Deployment:
-		stripMeta(&w.ObjectMeta, nil)
-		w.Spec.Template = stripTemplate(w.Spec.Template)
-		w.Status = appsv1.DeploymentStatus{}
-	case *appsv1.StatefulSet:
-		// The owner's consent names the budget that may update it.
-		stripMeta(&w.ObjectMeta, []string{policyv1alpha1.RolloutBudgetAnnotation})
-		w.Spec.Template = stripTemplate(w.Spec.Template)
-		w.Spec.VolumeClaimTemplates = nil
-		w.Status = appsv1.StatefulSetStatus{
-			ObservedGeneration: w.Status.ObservedGeneration,
-			UpdateRevision:     w.Status.UpdateRevision, CurrentRevision: w.Status.CurrentRevision,
+	if o, ok := obj.(client.Object); ok {
+		if k := kindOf(o); k != nil {
+			k.strip(o)
 		}
-	case *appsv1.DaemonSet:
-		// The template generation annotation tells which pods are outdated;
-		// the owner's consent names the budget that may update it.
-		stripMeta(&w.ObjectMeta, []string{daemonSetTemplateGeneration, policyv1alpha1.RolloutBudgetAnnotation})
-		w.Spec.Template = stripTemplate(w.Spec.Template)
-		w.Status = appsv1.DaemonSetStatus{
-			ObservedGeneration:     w.Status.ObservedGeneration,
-			DesiredNumberScheduled: w.Status.DesiredNumberScheduled,
-		}
-	case *corev1.ReplicationController:
-		stripMeta(&w.ObjectMeta, nil)
-		if w.Spec.Template != nil {
-			t := stripTemplate(*w.Spec.Template)
-			w.Spec.Template = &t
-		}
-		w.Status = corev1.ReplicationControllerStatus{}
 	}
 	return obj, nil
 }

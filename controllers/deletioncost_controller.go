@@ -250,8 +250,8 @@ func (r *DeletionCostReconciler) roleOf(ctx context.Context, ns, name string, ui
 	if rs.UID != uid {
 		return replicaSetRole{}, nil
 	}
-	dref := metav1.GetControllerOfNoCopy(&rs)
-	if dref == nil || dref.Kind != "Deployment" {
+	dref, under := countedUnder(&rs)
+	if !under {
 		return replicaSetRole{found: true}, nil
 	}
 	var dep appsv1.Deployment

@@ -22,7 +22,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,50 +77,27 @@ func (r *ownerResolver) resolveOne(ctx context.Context, ns string, ref metav1.Ow
 	if err != nil {
 		return nil, false, nil
 	}
-	key := client.ObjectKey{Namespace: ns, Name: ref.Name}
-	switch {
-	case gv.Group == appsv1.GroupName && ref.Kind == "ReplicaSet":
-		var rs appsv1.ReplicaSet
-		if found, err := r.get(ctx, key, ref.UID, &rs); !found || err != nil {
-			return nil, false, err
-		}
-		if d := metav1.GetControllerOf(&rs); d != nil && d.Kind == "Deployment" {
-			var dep appsv1.Deployment
-			found, err := r.get(ctx, client.ObjectKey{Namespace: ns, Name: d.Name}, d.UID, &dep)
+	k := kindNamed(gv.Group, ref.Kind)
+	if k == nil {
+		return r.resolveScale(ctx, ns, gv.WithKind(ref.Kind), ref)
+	}
+	obj := k.newObject()
+	if found, err := r.get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, ref.UID, obj); !found || err != nil {
+		return nil, false, err
+	}
+	if under, ok := countedUnder(obj); ok {
+		if pk := kindNamed(appsv1.GroupName, under.Kind); pk != nil {
+			parent := pk.newObject()
+			found, err := r.get(ctx, client.ObjectKey{Namespace: ns, Name: under.Name}, under.UID, parent)
 			if err != nil {
 				return nil, false, err
 			}
 			if found {
-				return owner(dep.UID, "Deployment", dep.Name, dep.Spec.Replicas), false, nil
+				return owner(parent.GetUID(), pk.kind, parent.GetName(), pk.scale(parent)), false, nil
 			}
 		}
-		return owner(rs.UID, "ReplicaSet", rs.Name, rs.Spec.Replicas), false, nil
-	case gv.Group == appsv1.GroupName && ref.Kind == "StatefulSet":
-		var sts appsv1.StatefulSet
-		if found, err := r.get(ctx, key, ref.UID, &sts); !found || err != nil {
-			return nil, false, err
-		}
-		return owner(sts.UID, "StatefulSet", sts.Name, sts.Spec.Replicas), false, nil
-	case gv.Group == appsv1.GroupName && ref.Kind == "DaemonSet":
-		var ds appsv1.DaemonSet
-		if found, err := r.get(ctx, key, ref.UID, &ds); !found || err != nil {
-			return nil, false, err
-		}
-		return owner(ds.UID, "DaemonSet", ds.Name, &ds.Status.DesiredNumberScheduled), false, nil
-	case gv.Group == appsv1.GroupName && ref.Kind == "Deployment":
-		var dep appsv1.Deployment
-		if found, err := r.get(ctx, key, ref.UID, &dep); !found || err != nil {
-			return nil, false, err
-		}
-		return owner(dep.UID, "Deployment", dep.Name, dep.Spec.Replicas), false, nil
-	case gv.Group == corev1.GroupName && ref.Kind == "ReplicationController":
-		var rc corev1.ReplicationController
-		if found, err := r.get(ctx, key, ref.UID, &rc); !found || err != nil {
-			return nil, false, err
-		}
-		return owner(rc.UID, "ReplicationController", rc.Name, rc.Spec.Replicas), false, nil
 	}
-	return r.resolveScale(ctx, ns, gv.WithKind(ref.Kind), ref)
+	return owner(obj.GetUID(), k.kind, obj.GetName(), k.scale(obj)), false, nil
 }
 
 // resolveScale reads a custom controller's scale subresource.

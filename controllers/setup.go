@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"reflect"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,21 +48,6 @@ const (
 	// the budgets covering its pods.
 	nodeNameIndex = "spec.nodeName"
 )
-
-// workloadKind is a workload controller kind the operator caches.
-type workloadKind struct {
-	apiVersion, kind string
-	newObject        func() client.Object
-	newList          func() client.ObjectList
-}
-
-var workloadKinds = []workloadKind{
-	{"apps/v1", "ReplicaSet", func() client.Object { return &appsv1.ReplicaSet{} }, func() client.ObjectList { return &appsv1.ReplicaSetList{} }},
-	{"apps/v1", "StatefulSet", func() client.Object { return &appsv1.StatefulSet{} }, func() client.ObjectList { return &appsv1.StatefulSetList{} }},
-	{"apps/v1", "Deployment", func() client.Object { return &appsv1.Deployment{} }, func() client.ObjectList { return &appsv1.DeploymentList{} }},
-	{"apps/v1", "DaemonSet", func() client.Object { return &appsv1.DaemonSet{} }, func() client.ObjectList { return &appsv1.DaemonSetList{} }},
-	{"v1", "ReplicationController", func() client.Object { return &corev1.ReplicationController{} }, func() client.ObjectList { return &corev1.ReplicationControllerList{} }},
-}
 
 func firstName(list client.ObjectList) string {
 	name := ""
@@ -195,41 +179,6 @@ func (r *BudgetReconciler) budgetsForWorkload(ctx context.Context, obj client.Ob
 	set := map[types.NamespacedName]struct{}{}
 	r.budgetsForLabels(ctx, obj.GetNamespace(), templateLabels(obj), set)
 	return toRequests(set)
-}
-
-func templateLabels(obj client.Object) labels.Set {
-	switch w := obj.(type) {
-	case *appsv1.ReplicaSet:
-		return w.Spec.Template.Labels
-	case *appsv1.Deployment:
-		return w.Spec.Template.Labels
-	case *appsv1.StatefulSet:
-		return w.Spec.Template.Labels
-	case *appsv1.DaemonSet:
-		return w.Spec.Template.Labels
-	case *corev1.ReplicationController:
-		if w.Spec.Template != nil {
-			return w.Spec.Template.Labels
-		}
-	}
-	return nil
-}
-
-func replicasOf(obj client.Object) *int32 {
-	switch w := obj.(type) {
-	case *appsv1.ReplicaSet:
-		return w.Spec.Replicas
-	case *appsv1.Deployment:
-		return w.Spec.Replicas
-	case *appsv1.StatefulSet:
-		return w.Spec.Replicas
-	case *appsv1.DaemonSet:
-		// A DaemonSet's scale is the number of nodes that should run it.
-		return &w.Status.DesiredNumberScheduled
-	case *corev1.ReplicationController:
-		return w.Spec.Replicas
-	}
-	return nil
 }
 
 func createOrDelete() predicate.Funcs {

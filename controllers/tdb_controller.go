@@ -25,7 +25,6 @@ import (
 	"sync"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -276,7 +275,7 @@ func (r *BudgetReconciler) recordOwnerRef(ctx context.Context, ns string, uid ty
 			return metav1.OwnerReference{}, false, fmt.Errorf("looking up controller %s of an eviction record: %w", uid, err)
 		}
 		if apimeta.LenList(list) > 0 {
-			return metav1.OwnerReference{APIVersion: w.apiVersion, Kind: w.kind, UID: uid, Name: firstName(list)}, true, nil
+			return metav1.OwnerReference{APIVersion: w.apiVersion(), Kind: w.kind, UID: uid, Name: firstName(list)}, true, nil
 		}
 	}
 	return metav1.OwnerReference{}, false, nil
@@ -298,15 +297,13 @@ func (r *BudgetReconciler) matchingControllers(ctx context.Context, ns string, s
 			if !ok {
 				return nil
 			}
-			if rs, isRS := obj.(*appsv1.ReplicaSet); isRS {
-				if ref := metav1.GetControllerOf(rs); ref != nil && ref.Kind == "Deployment" {
-					return nil
-				}
+			if _, under := countedUnder(obj); under {
+				return nil // counted as its Deployment, listed too
 			}
-			if !sel.Matches(templateLabels(obj)) {
+			if !sel.Matches(w.template(obj)) {
 				return nil
 			}
-			out = append(out, *owner(obj.GetUID(), w.kind, obj.GetName(), replicasOf(obj)))
+			out = append(out, *owner(obj.GetUID(), w.kind, obj.GetName(), w.scale(obj)))
 			return nil
 		})
 		if err != nil {
