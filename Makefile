@@ -219,10 +219,6 @@ CLUSTER_BINARIES := kube-apiserver etcd kube-controller-manager kube-scheduler k
 demo: cluster-binaries ## The main job: concurrent kubectl drains of a local 3-zone kwok cluster under a budget (DEMO_ARGS=-teardown to remove the cluster after).
 	go run ./hack/kwokdemo $(DEMO_ARGS)
 
-.PHONY: demo-envtest
-demo-envtest: k8s-binaries ## A smaller demo on envtest (kube-apiserver and etcd only): evictions through the Eviction API.
-	KUBEBUILDER_ASSETS="$$(hack/build-k8s-binaries.sh kube-apiserver etcd | tail -1)" go run ./hack/demo
-
 .PHONY: cluster-binaries
 cluster-binaries: ## Build the control plane, kubectl and kwok into bin/k8s (cached).
 	hack/build-k8s-binaries.sh $(CLUSTER_BINARIES) >/dev/null

@@ -315,7 +315,7 @@ func TestDockerfile(t *testing.T) {
 		},
 		{
 			name:       "another package",
-			dockerfile: replace(dockerfile, "-o manager ./cmd", "-o manager ./hack/demo"),
+			dockerfile: replace(dockerfile, "-o manager ./cmd", "-o manager ./hack/kwokdemo"),
 			wantErr:    "go build packages differ",
 		},
 		{

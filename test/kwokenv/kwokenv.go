@@ -31,6 +31,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Root is the repository root, found from this file's location.
@@ -158,11 +160,14 @@ func StartOperator(c *Cluster, o OperatorOptions) (*Operator, error) {
 		o.LogPath = filepath.Join(Root(), "bin", "cluster", "operator-"+c.Name+".log")
 	}
 	certDir := filepath.Join(Root(), "bin", "cluster", "certs-"+c.Name)
-	setup := exec.Command("go", "run", "./hack/localwebhook", "-port", fmt.Sprint(o.WebhookPort), "-cert-dir", certDir)
-	setup.Dir = Root()
-	setup.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
-	setup.Stdout, setup.Stderr = os.Stderr, os.Stderr
-	if err := setup.Run(); err != nil {
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	err = InstallLocalWebhook(ctx, cfg, LocalWebhook{Host: "127.0.0.1", Port: o.WebhookPort, CertDir: certDir, OperatorNamespace: "tdb-system"})
+	cancel()
+	if err != nil {
 		return nil, fmt.Errorf("registering the local webhook: %w", err)
 	}
 	bin := filepath.Join(Root(), "bin", "manager")
@@ -179,7 +184,7 @@ func StartOperator(c *Cluster, o OperatorOptions) (*Operator, error) {
 		return nil, err
 	}
 	args := append([]string{
-		// The certificate is hack/localwebhook's, registered with a URL.
+		// The certificate is InstallLocalWebhook's, registered with a URL.
 		"--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", o.WebhookPort), "--webhook-cert-dir=" + certDir, "--cert-rotation=false",
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", o.MetricsPort),
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", o.ProbePort),
@@ -257,9 +262,11 @@ func (o *Operator) Stop() {
 
 // RemoveWebhook removes the local webhook registration.
 func RemoveWebhook(c *Cluster) error {
-	cmd := exec.Command("go", "run", "./hack/localwebhook", "-remove")
-	cmd.Dir = Root()
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	return cmd.Run()
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return RemoveLocalWebhook(ctx, cfg)
 }
