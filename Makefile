@@ -46,7 +46,7 @@ fmt: ## gofmt the tree.
 vet: ## go vet every package, integration ones included.
 	go vet ./...
 	go vet -tags integration ./test/...
-	go vet -tags perf,integration ./test/perf/
+	go vet -tags perf,integration ./test/perf/...
 	go vet -tags e2e ./test/e2e/ ./test/install/
 
 .PHONY: lint
@@ -261,8 +261,8 @@ bench-eviction: k8s-binaries ## Measured run: eviction latency PDB vs TDB vs bot
 
 .PHONY: bench-drain
 bench-drain: cluster-binaries ## Measured run on a local kwok cluster: concurrent kubectl drains of 24 pods in 3 zones under a PDB, a per-zone TDB, a zone-at-a-time TDB and no budget; fails if a budget is exceeded (BENCH_ARGS=-keep keeps the cluster).
-	go run ./hack/drainbench $(BENCH_ARGS)
+	go test -count=1 -tags perf -timeout 90m -v ./test/perf/drainbench -run TestDrainBench -args $(BENCH_ARGS)
 
 .PHONY: bench-rollout
 bench-rollout: cluster-binaries ## Measured run on a local kwok cluster: update of a 24-pod, 3-zone StatefulSet by the built-in RollingUpdate vs the operator's AllDomains and DomainByDomain (2 per zone); wall times, ratios, API writes per updated pod; fails if a budget is exceeded (BENCH_ARGS="-cases a -keep").
-	go run ./hack/rolloutbench $(BENCH_ARGS)
+	go test -count=1 -tags perf -timeout 90m -v ./test/perf/rolloutbench -run TestRolloutBench -args $(BENCH_ARGS)

@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Bench is what a benchmark command under hack/ runs against: a fresh local
+// Bench is what a benchmark under test/perf runs against: a fresh local
 // cluster with the operator running as a local process.
 type Bench struct {
 	Cluster  *Cluster

@@ -1,3 +1,5 @@
+//go:build perf
+
 /*
 Copyright 2026 The tdb-operator Authors.
 
@@ -14,7 +16,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command drainbench measures, side by side in one run on a local kwok
+// Package drainbench measures, side by side in one run on a local kwok
 // cluster with the real control plane (hack/cluster), how long it takes to
 // drain every node of a 24-pod, 3-zone workload onto fresh nodes under:
 //
@@ -42,7 +44,7 @@ limitations under the License.
 // more than 1 zone disrupted at once), a drain failed, or kubectl reported an
 // eviction error that was not a 429. The cluster is torn down at the end
 // unless -keep.
-package main
+package drainbench
 
 import (
 	"context"
@@ -58,6 +60,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"text/tabwriter"
 	"time"
 
@@ -171,24 +174,27 @@ type result struct {
 
 func (r *result) exceeded() bool { return r.err == nil && r.c.exceeded(r) }
 
-func main() {
-	keep := flag.Bool("keep", false, "Keep the cluster at the end instead of tearing it down.")
-	name := flag.String("cluster", "tdb-bench", "Name of the local cluster.")
-	drainTimeout := flag.Duration("drain-timeout", 8*time.Minute, "kubectl drain --timeout of every drain.")
-	only := flag.String("cases", "abcd", "Cases to run, in order (subset of abcd).")
-	verbose := flag.Bool("v", false, "Print the unavailability timeline of each case (every refusal is in the drain logs).")
-	flag.Parse()
+// The bench's flags, after go test's -args (make bench-drain BENCH_ARGS=...).
+var (
+	keep         = flag.Bool("keep", false, "Keep the cluster at the end instead of tearing it down.")
+	clusterName  = flag.String("cluster", "tdb-bench", "Name of the local cluster.")
+	drainTimeout = flag.Duration("drain-timeout", 8*time.Minute, "kubectl drain --timeout of every drain.")
+	only         = flag.String("cases", "abcd", "Cases to run, in order (subset of abcd).")
+	verbose      = flag.Bool("v", false, "Print the unavailability timeline of each case (every refusal is in the drain logs).")
+)
+
+// TestDrainBench runs the bench and fails when a budget was exceeded, a
+// drain failed or kubectl reported an eviction error that was not a 429.
+func TestDrainBench(t *testing.T) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	code, err := run(ctx, *name, *keep, *drainTimeout, *only, *verbose)
+	code, err := run(ctx, *clusterName, *keep, *drainTimeout, *only, *verbose)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "drainbench:", err)
-		if code == 0 {
-			code = 1
-		}
+		t.Fatalf("drainbench: %v", err)
 	}
-	stop()
-	os.Exit(code)
+	if code != 0 {
+		t.Fatalf("drainbench: exit code %d (see the report above)", code)
+	}
 }
 
 func run(ctx context.Context, name string, keep bool, drainTimeout time.Duration, only string, verbose bool) (int, error) {

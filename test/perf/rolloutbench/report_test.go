@@ -1,3 +1,5 @@
+//go:build perf
+
 /*
 Copyright 2026 The tdb-operator Authors.
 
@@ -14,7 +16,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package rolloutbench
 
 import (
 	"fmt"

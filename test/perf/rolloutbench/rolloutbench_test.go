@@ -1,3 +1,5 @@
+//go:build perf
+
 /*
 Copyright 2026 The tdb-operator Authors.
 
@@ -14,7 +16,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command rolloutbench measures, side by side in one run on a local kwok
+// Package rolloutbench measures, side by side in one run on a local kwok
 // cluster with the real control plane (hack/cluster: 12 nodes, 4 per zone,
 // pods Ready 2 s after they are scheduled), how long the update of a 24-pod,
 // 3-zone StatefulSet takes under:
@@ -57,7 +59,7 @@ limitations under the License.
 // than 2 unavailable in a zone; c: more than one zone disrupted at once), or
 // the operator reported a rollout complete before the pods were. The cluster
 // is torn down at the end unless -keep.
-package main
+package rolloutbench
 
 import (
 	"context"
@@ -71,6 +73,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -183,15 +186,20 @@ func (r *result) exceeded() bool {
 	return r.c.maxZones > 0 && r.maxZones > r.c.maxZones
 }
 
-func main() {
-	keep := flag.Bool("keep", false, "Keep the cluster at the end instead of tearing it down.")
-	name := flag.String("cluster", "tdb-rolloutbench", "Name of the local cluster.")
-	only := flag.String("cases", "abc", "Cases to run, in order (subset of abc).")
-	rounds := flag.Int("rounds", 3, "How many times to run the cases, one round after the other; the ratios are per round, and their median is the verdict (the machines are shared: one slow moment must not decide).")
-	timeout := flag.Duration("timeout", 5*time.Minute, "How long one update may take before the case fails.")
-	verbose := flag.Bool("v", false, "Print the unavailability and rollout timeline of each case.")
-	logLevel := flag.String("operator-log-level", "", "The operator's --zap-log-level (e.g. debug, for the rollout controller's decisions in its log); default: its own.")
-	flag.Parse()
+// The bench's flags, after go test's -args (make bench-rollout BENCH_ARGS=...).
+var (
+	keep        = flag.Bool("keep", false, "Keep the cluster at the end instead of tearing it down.")
+	clusterName = flag.String("cluster", "tdb-rolloutbench", "Name of the local cluster.")
+	only        = flag.String("cases", "abc", "Cases to run, in order (subset of abc).")
+	rounds      = flag.Int("rounds", 3, "How many times to run the cases, one round after the other; the ratios are per round, and their median is the verdict (the machines are shared: one slow moment must not decide).")
+	timeout     = flag.Duration("timeout", 5*time.Minute, "How long one update may take before the case fails.")
+	verbose     = flag.Bool("v", false, "Print the unavailability and rollout timeline of each case.")
+	logLevel    = flag.String("operator-log-level", "", "The operator's --zap-log-level (e.g. debug, for the rollout controller's decisions in its log); default: its own.")
+)
+
+// TestRolloutBench runs the bench and fails when a budget was exceeded or
+// an update did not complete.
+func TestRolloutBench(t *testing.T) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// Millisecond timestamps: the operator log is how a slow pass is found.
@@ -199,15 +207,13 @@ func main() {
 	if *logLevel != "" {
 		opArgs = append(opArgs, "--zap-log-level="+*logLevel)
 	}
-	code, err := run(ctx, *name, *keep, *only, max(*rounds, 1), *timeout, *verbose, opArgs)
+	code, err := run(ctx, *clusterName, *keep, *only, max(*rounds, 1), *timeout, *verbose, opArgs)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "rolloutbench:", err)
-		if code == 0 {
-			code = 1
-		}
+		t.Fatalf("rolloutbench: %v", err)
 	}
-	stop()
-	os.Exit(code)
+	if code != 0 {
+		t.Fatalf("rolloutbench: exit code %d (see the report above)", code)
+	}
 }
 
 func run(ctx context.Context, name string, keep bool, only string, rounds int, timeout time.Duration, verbose bool, opArgs []string) (int, error) {
