@@ -113,12 +113,11 @@ func run(name string, teardown bool) error {
 	}
 	sort.Strings(originals)
 
-	watchCtx, stopWatch := context.WithCancel(ctx)
 	w := &kwokenv.Watcher{Client: k8s, NS: ns, Selector: labels.SelectorFromSet(labels.Set{"app": "ingester"}),
 		Expected: func(context.Context) (map[string]int, error) {
 			return map[string]int{"zone-a": perZone, "zone-b": perZone, "zone-c": perZone}, nil
 		}}
-	go w.Run(watchCtx)
+	watch := kwokenv.StartSampler(w.Unavailable, 0, nil)
 
 	fmt.Printf(">> draining all %d nodes at once (%d kubectl drain processes) while 4 new nodes per zone are added\n", len(originals), len(originals))
 	var refusals atomic.Int64
@@ -163,8 +162,7 @@ loop:
 	// Let the last replacements become Ready before the final sample.
 	time.Sleep(4 * time.Second)
 	printStatus(ctx, k8s, time.Since(drainStart), refusals.Load(), "")
-	stopWatch()
-	report := w.Report()
+	report := watch.Stop()
 
 	failed := 0
 	for i, err := range drainErrs {
@@ -174,7 +172,7 @@ loop:
 		}
 	}
 	held := report.MaxDisruptedZones <= 1
-	for _, u := range report.MaxUnavailable {
+	for _, u := range report.MaxZone {
 		held = held && u <= 2
 	}
 	fmt.Printf("\n== summary\n")

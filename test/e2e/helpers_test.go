@@ -22,7 +22,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -471,43 +470,11 @@ func expectDrained(results []drainResult) (refusals int) {
 // the worst per zone, the most zones disrupted at once and the largest sum
 // over zones, with the samples that set each new worst as evidence.
 type sampler struct {
-	measure func(ctx context.Context) (map[string]int, error)
-	cancel  context.CancelFunc
-	done    chan struct{}
-	start   time.Time
-
-	mu       sync.Mutex
-	rep      watchReport
-	stopOnce sync.Once
+	*kwokenv.Sampler
+	printOnce sync.Once
 }
 
-type watchReport struct {
-	MaxZone           map[string]int
-	MaxDisruptedZones int
-	MaxTotal          int
-	Samples, Errors   int
-	// Evidence lists the samples that raised a maximum.
-	Evidence []string
-}
-
-func (r watchReport) String() string {
-	zs := make([]string, 0, len(r.MaxZone))
-	for z := range r.MaxZone {
-		zs = append(zs, z)
-	}
-	sort.Strings(zs)
-	var b strings.Builder
-	b.WriteString("max unavailable per zone:")
-	for _, z := range zs {
-		fmt.Fprintf(&b, " %s=%d", z, r.MaxZone[z])
-	}
-	fmt.Fprintf(&b, "; max zones disrupted at once: %d; max unavailable in total: %d (%d samples, %d errors)",
-		r.MaxDisruptedZones, r.MaxTotal, r.Samples, r.Errors)
-	for _, e := range r.Evidence {
-		b.WriteString("\n    " + e)
-	}
-	return b.String()
-}
+type watchReport = kwokenv.SampleReport
 
 // watch starts sampling app's pods; expected gives each zone's expected pods.
 func (f *fixture) watch(app string, expected func(ctx context.Context) (map[string]int, error)) *sampler {
@@ -518,83 +485,16 @@ func (f *fixture) watch(app string, expected func(ctx context.Context) (map[stri
 // watchWith starts sampling with another measurement of each zone's
 // unavailable pods.
 func (f *fixture) watchWith(measure func(ctx context.Context) (map[string]int, error)) *sampler {
-	ctx, cancel := context.WithCancel(background())
-	s := &sampler{
-		measure: measure,
-		cancel:  cancel, done: make(chan struct{}), start: time.Now(),
-		rep: watchReport{MaxZone: map[string]int{}},
-	}
+	s := &sampler{Sampler: kwokenv.StartSampler(measure, 100*time.Millisecond, nil)}
 	f.samplers = append(f.samplers, s)
-	go s.run(ctx)
 	return s
-}
-
-func (s *sampler) run(ctx context.Context) {
-	defer close(s.done)
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for {
-		u, err := s.measure(ctx)
-		s.record(u, err, ctx.Err() != nil)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func (s *sampler) record(u map[string]int, err error, cancelled bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err != nil {
-		if !cancelled {
-			s.rep.Errors++
-		}
-		return
-	}
-	s.rep.Samples++
-	total, disrupted, raised := 0, 0, false
-	for z, n := range u {
-		total += n
-		if n > 0 {
-			disrupted++
-		}
-		if n > s.rep.MaxZone[z] {
-			raised = true
-		}
-		if _, ok := s.rep.MaxZone[z]; !ok || n > s.rep.MaxZone[z] {
-			s.rep.MaxZone[z] = n
-		}
-	}
-	if disrupted > s.rep.MaxDisruptedZones {
-		s.rep.MaxDisruptedZones, raised = disrupted, true
-	}
-	if total > s.rep.MaxTotal {
-		s.rep.MaxTotal, raised = total, true
-	}
-	if raised && len(s.rep.Evidence) < 20 {
-		zs := make([]string, 0, len(u))
-		for z := range u {
-			zs = append(zs, z)
-		}
-		sort.Strings(zs)
-		line := fmt.Sprintf("t+%5.1fs unavailable:", time.Since(s.start).Seconds())
-		for _, z := range zs {
-			line += fmt.Sprintf(" %s=%d", z, u[z])
-		}
-		s.rep.Evidence = append(s.rep.Evidence, line)
-	}
 }
 
 // Stop stops sampling and returns the report (also printed).
 func (s *sampler) Stop() watchReport {
-	s.stopOnce.Do(func() {
-		s.cancel()
-		<-s.done
-		GinkgoWriter.Println("watcher:", s.Report().String())
-	})
-	return s.Report()
+	rep := s.Sampler.Stop()
+	s.printOnce.Do(func() { GinkgoWriter.Println("watcher:", rep.String()) })
+	return rep
 }
 
 // expectHeld asserts the watcher saw enough samples and never more than
@@ -663,17 +563,4 @@ func (f *fixture) waitPDB(ctx context.Context, name string, expected, healthy, a
 		g.Expect([]int32{st.ExpectedPods, st.CurrentHealthy, st.DisruptionsAllowed}).
 			To(Equal([]int32{expected, healthy, allowed}), "PDB %s expected/healthy/allowed", name)
 	}).WithTimeout(2 * time.Minute).Should(Succeed())
-}
-
-// Report is what the watcher has seen so far, without stopping it.
-func (s *sampler) Report() watchReport {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rep := s.rep
-	rep.MaxZone = map[string]int{}
-	for z, n := range s.rep.MaxZone {
-		rep.MaxZone[z] = n
-	}
-	rep.Evidence = append([]string(nil), s.rep.Evidence...)
-	return rep
 }

@@ -31,7 +31,6 @@ limitations under the License.
 package e2e_test
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -138,7 +137,3 @@ func startOperator() {
 	op, err = kwokenv.StartOperator(cluster, operatorOptions)
 	Expect(err).NotTo(HaveOccurred())
 }
-
-// background is for work that must outlive a spec's context (watchers
-// stopped by the spec itself, cleanups).
-func background() context.Context { return context.Background() }

@@ -285,14 +285,8 @@ func runCase(ctx context.Context, c *kwokenv.Cluster, k8s client.Client, op *kwo
 	before, _ := scrapeWebhook()
 	// The sampler: Watcher.Unavailable every 100 ms, from just before the
 	// drains until the end of the case.
-	sampleCtx, stopSampling := context.WithCancel(ctx)
-	sampled := make(chan struct{})
-	timeline := &strings.Builder{}
 	drainStart := time.Now()
-	go func() {
-		defer close(sampled)
-		sample(sampleCtx, w, r, drainStart, timeline)
-	}()
+	sampler := kwokenv.StartSampler(w.Unavailable, 100*time.Millisecond, nil)
 
 	drainCtx, cancelDrains := context.WithTimeout(ctx, drainTimeout+time.Minute)
 	defer cancelDrains()
@@ -343,11 +337,12 @@ func runCase(ctx context.Context, c *kwokenv.Cluster, k8s client.Client, op *kwo
 	}
 	// One more sample at the end, then stop.
 	time.Sleep(200 * time.Millisecond)
-	stopSampling()
-	<-sampled
-	_ = os.WriteFile(filepath.Join(dir, "timeline.txt"), []byte(timeline.String()), 0o644)
+	rep := sampler.Stop()
+	r.samples, r.sampleErrs, r.maxPerZone = rep.Samples, rep.Errors, rep.MaxZone
+	r.maxOverall, r.maxZones = rep.MaxTotal, rep.MaxDisruptedZones
+	_ = os.WriteFile(filepath.Join(dir, "timeline.txt"), []byte(rep.Timeline), 0o644)
 	if verbose {
-		fmt.Printf("   unavailability timeline (t, per zone a/b/c):\n%s", kwokenv.Indent(timeline.String(), "     "))
+		fmt.Printf("   unavailability timeline (t, unavailable per zone):\n%s", kwokenv.Indent(rep.Timeline, "     "))
 	}
 
 	after, err := scrapeWebhook()
@@ -491,43 +486,6 @@ func budgetComputed(ctx context.Context, k8s client.Client, ns string, bc benchC
 	return true, "none"
 }
 
-// sample records the worst unavailability every 100 ms, and the timeline of
-// its changes.
-func sample(ctx context.Context, w *kwokenv.Watcher, r *result, start time.Time, timeline *strings.Builder) {
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	last := ""
-	for {
-		u, err := w.Unavailable(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				r.sampleErrs++
-			}
-		} else {
-			r.samples++
-			disrupted := 0
-			for z, n := range u {
-				r.maxPerZone[z] = max(r.maxPerZone[z], n)
-				if n > 0 {
-					disrupted++
-				}
-			}
-			r.maxOverall = max(r.maxOverall, kwokenv.Sum(u))
-			r.maxZones = max(r.maxZones, disrupted)
-			if cur := fmt.Sprintf("%d/%d/%d", u["zone-a"], u["zone-b"], u["zone-c"]); cur != last {
-				fmt.Fprintf(timeline, "%7.2fs  %s\n", time.Since(start).Seconds(), cur)
-				last = cur
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// drainOutput collects what one kubectl drain printed.
 type drainOutput struct {
 	start    time.Time
 	node     string

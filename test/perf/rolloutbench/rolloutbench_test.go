@@ -337,16 +337,20 @@ func (e *benchEnv) runCase(ctx context.Context, bc benchCase, dir string) *resul
 
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	timeline := &strings.Builder{}
 	progress := &strings.Builder{}
 	t0 := time.Now()
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		sample(sampleCtx, w, r, t0, timeline, func(at time.Duration, u map[string]int) {
-			writeEvidence(ctx, e.k8s, ns, filepath.Join(dir, "exceeded.txt"), at, u)
-		})
-	}()
+	// At the first sample over the bound, the pods and the budget are
+	// saved, for finding out why.
+	var captured bool
+	sampler := kwokenv.StartSampler(w.Unavailable, 100*time.Millisecond, func(at time.Duration, u map[string]int) {
+		for _, n := range u {
+			if r.c.bounded && n > budgetPerZone && !captured {
+				captured = true
+				writeEvidence(ctx, e.k8s, ns, filepath.Join(dir, "exceeded.txt"), at, u)
+			}
+		}
+	})
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		if bc.rollout != nil {
@@ -360,10 +364,13 @@ func (e *benchEnv) runCase(ctx context.Context, bc benchCase, dir string) *resul
 	time.Sleep(2 * time.Second)
 	stopSampling()
 	wg.Wait()
-	_ = os.WriteFile(filepath.Join(dir, "unavailable.txt"), []byte(timeline.String()), 0o644)
+	rep := sampler.Stop()
+	r.samples, r.sampleErrs, r.maxPerZone = rep.Samples, rep.Errors, rep.MaxZone
+	r.maxOverall, r.maxZones = rep.MaxTotal, rep.MaxDisruptedZones
+	_ = os.WriteFile(filepath.Join(dir, "unavailable.txt"), []byte(rep.Timeline), 0o644)
 	_ = os.WriteFile(filepath.Join(dir, "rollout-status.txt"), []byte(progress.String()), 0o644)
 	if e.verbose {
-		fmt.Printf("   unavailability timeline (t, per zone a/b/c):\n%s", kwokenv.Indent(timeline.String(), "     "))
+		fmt.Printf("   unavailability timeline (t, unavailable per zone):\n%s", kwokenv.Indent(rep.Timeline, "     "))
 		if progress.Len() > 0 {
 			fmt.Printf("   rollout status timeline:\n%s", kwokenv.Indent(progress.String(), "     "))
 		}
@@ -732,52 +739,6 @@ func rolloutSummary(tdb *policyv1alpha1.TopologyDisruptionBudget) string {
 	return b.String()
 }
 
-// sample records the worst unavailability every 100 ms (kwokenv.Watcher's
-// measurement), and the timeline of its changes.
-func sample(ctx context.Context, w *kwokenv.Watcher, r *result, start time.Time, timeline *strings.Builder, evidence func(at time.Duration, u map[string]int)) {
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	last := ""
-	captured := false
-	for {
-		u, err := w.Unavailable(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				r.sampleErrs++
-			}
-		} else {
-			r.samples++
-			disrupted := 0
-			for z, n := range u {
-				r.maxPerZone[z] = max(r.maxPerZone[z], n)
-				if n > 0 {
-					disrupted++
-				}
-			}
-			for _, n := range u {
-				if r.c.bounded && n > budgetPerZone && !captured {
-					captured = true
-					evidence(time.Since(start), u)
-				}
-			}
-			r.maxOverall = max(r.maxOverall, kwokenv.Sum(u))
-			r.maxZones = max(r.maxZones, disrupted)
-			if cur := fmt.Sprintf("%d/%d/%d", u["zone-a"], u["zone-b"], u["zone-c"]); cur != last {
-				fmt.Fprintf(timeline, "%7.2fs  %s\n", time.Since(start).Seconds(), cur)
-				last = cur
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// writeEvidence saves, at the first sample over the bound, the pods (zone,
-// UID, Ready, deleting, revision) and the budget's status, for finding out
-// why.
 func writeEvidence(ctx context.Context, k8s client.Client, ns, path string, at time.Duration, u map[string]int) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "first sample over the bound at %.2fs: unavailable %s\n\npods:\n", at.Seconds(), kwokenv.ZoneList(u))
