@@ -86,19 +86,6 @@ const (
 	DecisionNotCovered Reason = "NotCovered"
 )
 
-// RetryAfterSeconds is how long a client refused for this reason should
-// wait before it retries: a second where the refusal clears as soon as the
-// operator catches up (a status being recomputed, a write that conflicted),
-// five where a pod must first become Ready again or the budget be fixed.
-// kubectl drain waits five seconds between tries whatever it is told.
-func (r Reason) RetryAfterSeconds() int32 {
-	switch r {
-	case DecisionStaleStatus, DecisionContended, DecisionUnknownDomain, DecisionTooManyRecords:
-		return 1
-	}
-	return 5
-}
-
 // EvictionRequest is one eviction to decide against one budget.
 type EvictionRequest struct {
 	// Pod is the pod to evict, as the caller last saw it.

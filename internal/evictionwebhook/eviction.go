@@ -131,7 +131,7 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 	if len(who) > 0 {
 		out = outcome{decision: "refused", reason: ReasonUntrustedCaller}
 		log.FromContext(ctx).Info("admission review refused: it came from a pod, not the API server", "caller", who, "pod", klog.KRef(req.Namespace, req.Name))
-		return deny(http.StatusForbidden, ReasonUntrustedCaller, fmt.Sprintf("the eviction webhook answers the API server only; this review came from the address %s", strings.Join(who, ", ")))
+		return deny(http.StatusForbidden, fmt.Sprintf("the eviction webhook answers the API server only; this review came from the address %s", strings.Join(who, ", ")))
 	}
 	if req.Operation != admissionv1.Create || req.Resource.Resource != "pods" || req.SubResource != "eviction" {
 		out = outcome{decision: "allowed", reason: ReasonNotAnEviction}
@@ -159,7 +159,7 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 		// is slow): refuse in the way clients retry.
 		out = outcome{decision: "refused", reason: ReasonUnavailable}
 		log.FromContext(ctx).Info("eviction refused for now", "pod", klog.KRef(req.Namespace, req.Name), "error", err.Error())
-		return deny(http.StatusTooManyRequests, ReasonUnavailable, fmt.Sprintf("topology disruption budgets cannot decide the eviction of %s/%s right now (%v); retry", req.Namespace, req.Name, err))
+		return deny(http.StatusTooManyRequests, fmt.Sprintf("topology disruption budgets cannot decide the eviction of %s/%s right now (%v); retry", req.Namespace, req.Name, err))
 	}
 	if err != nil {
 		out = outcome{decision: "error", reason: ReasonInternalError}
@@ -179,7 +179,7 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 	if code == 0 {
 		code = http.StatusTooManyRequests
 	}
-	return deny(code, res.outcome.reason, res.message)
+	return deny(code, res.message)
 }
 
 func (h *EvictionHandler) deadline() time.Duration {
@@ -710,7 +710,7 @@ func isDryRun(o *metav1.DeleteOptions) bool {
 // kubectl drain, the cluster autoscaler and Karpenter retry; 409 and 500
 // are what the API server itself would answer (a failed precondition, a pod
 // under several PodDisruptionBudgets).
-func deny(code int32, why budget.Reason, msg string) admission.Response {
+func deny(code int32, msg string) admission.Response {
 	reason := metav1.StatusReasonTooManyRequests
 	switch code {
 	case http.StatusConflict:
@@ -722,16 +722,14 @@ func deny(code int32, why budget.Reason, msg string) admission.Response {
 	}
 	st := &metav1.Status{Status: metav1.StatusFailure, Code: code, Reason: reason, Message: msg}
 	if code == http.StatusTooManyRequests {
-		// As core's eviction answers: the DisruptionBudget cause, and when
-		// to retry (the API server passes both on; client-go's
-		// SuggestsClientDelay reads the hint).
-		retry := why.RetryAfterSeconds()
-		if why == ReasonUnavailable {
-			retry = 1
-		}
+		// As core's eviction answers: the DisruptionBudget cause, and no
+		// retryAfterSeconds. The API server turns that into a Retry-After
+		// header, on which client-go retries inside the one call (up to ten
+		// times): kubectl drain, Karpenter and the autoscaler would block
+		// for a minute instead of seeing the 429 and retrying in their own
+		// loops, as they do for core's refusals.
 		st.Details = &metav1.StatusDetails{
-			Causes:            []metav1.StatusCause{{Type: policyv1.DisruptionBudgetCause, Message: msg}},
-			RetryAfterSeconds: retry,
+			Causes: []metav1.StatusCause{{Type: policyv1.DisruptionBudgetCause, Message: msg}},
 		}
 	}
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: st}}
