@@ -78,11 +78,7 @@ var _ = Describe("Concurrent node drains", func() {
 	It("a TDB (1 per zone) and a policy/v1 PDB (2 overall) over the same pods: both hold during a concurrent drain, and the drains complete",
 		SpecTimeout(6*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "pdb", 2)
-			f.createStatefulSets(ctx, "web", 3, nil)
-			f.waitPodsReady(ctx, "web", 9)
-			spec := tdbSpec("web")
-			spec.TopologyKey = zoneKey
-			f.createTDB(ctx, "web", spec)
+			f.zonedWeb(ctx, nil)
 			f.createPDB(ctx, "web", "web", 2)
 			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
 			f.waitPDB(ctx, "web", 9, 9, 2)
@@ -118,11 +114,7 @@ var _ = Describe("Concurrent node drains", func() {
 	It("kubectl drain --dry-run=server consumes no budget: the TDB status is unchanged and the allowance is still there afterwards",
 		SpecTimeout(4*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "dryrun", 2)
-			f.createStatefulSets(ctx, "web", 3, nil)
-			f.waitPodsReady(ctx, "web", 9)
-			spec := tdbSpec("web")
-			spec.TopologyKey = zoneKey
-			f.createTDB(ctx, "web", spec)
+			f.zonedWeb(ctx, nil)
 			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
 			// Let the status settle, then take it as the reference.
 			time.Sleep(2 * time.Second)

@@ -42,11 +42,7 @@ var _ = Describe("Budgets never freeze what they do not protect", func() {
 	It("a node deleted under its pods (autoscaler scale-down) is no domain error: the pods there count as gone in their zone and kubectl drain goes on in the other zones",
 		SpecTimeout(6*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "nodegone", 2)
-			f.createStatefulSets(ctx, "web", 3, nil)
-			f.waitPodsReady(ctx, "web", 9)
-			spec := tdbSpec("web")
-			spec.TopologyKey = zoneKey
-			f.createTDB(ctx, "web", spec)
+			f.zonedWeb(ctx, nil)
 			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
 
 			gone, pods := f.busiestNode(ctx, "web", "zone-a")
@@ -92,12 +88,7 @@ var _ = Describe("Budgets never freeze what they do not protect", func() {
 	It("a pod that a policy/v1 PDB protects is refused without a charge: with maxDisruptedDomains 1 its zone does not hold the other zones' drains",
 		SpecTimeout(6*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "pdbhold", 2)
-			f.createStatefulSets(ctx, "web", 3, nil)
-			f.waitPodsReady(ctx, "web", 9)
-			spec := tdbSpec("web")
-			spec.TopologyKey = zoneKey
-			spec.MaxDisruptedDomains = ptr.To(int32(1))
-			f.createTDB(ctx, "web", spec)
+			f.zonedWeb(ctx, func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) { s.MaxDisruptedDomains = ptr.To(int32(1)) })
 			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
 			By("a PDB that lets no zone-a pod go")
 			Expect(k8s.Create(ctx, &policyv1.PodDisruptionBudget{

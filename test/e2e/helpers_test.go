@@ -296,6 +296,20 @@ func tdbSpec(app string) policyv1alpha1.TopologyDisruptionBudgetSpec {
 	}
 }
 
+// zonedWeb deploys "web" (a StatefulSet of 3 per zone), waits for its 9
+// pods to be Ready and creates the budget "web" over them with topologyKey
+// zone, its spec adjusted by mutate (nil: as tdbSpec gives it).
+func (f *fixture) zonedWeb(ctx context.Context, mutate func(*policyv1alpha1.TopologyDisruptionBudgetSpec)) {
+	f.createStatefulSets(ctx, "web", 3, nil)
+	f.waitPodsReady(ctx, "web", 9)
+	spec := tdbSpec("web")
+	spec.TopologyKey = zoneKey
+	if mutate != nil {
+		mutate(&spec)
+	}
+	f.createTDB(ctx, "web", spec)
+}
+
 func (f *fixture) createTDB(ctx context.Context, name string, spec policyv1alpha1.TopologyDisruptionBudgetSpec) {
 	tdb := &policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name}, Spec: spec}
 	Expect(k8s.Create(ctx, tdb)).To(Succeed())

@@ -37,11 +37,7 @@ var _ = Describe("Operator crash", func() {
 				}
 			})
 			f := newFixture(ctx, "restart", 2)
-			f.createStatefulSets(ctx, "web", 3, nil)
-			f.waitPodsReady(ctx, "web", 9)
-			spec := tdbSpec("web")
-			spec.TopologyKey = zoneKey
-			f.createTDB(ctx, "web", spec)
+			f.zonedWeb(ctx, nil)
 			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
 			orig := f.allNodes()
 			f.addNodes(ctx, 1)

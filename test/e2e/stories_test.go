@@ -88,11 +88,7 @@ var _ = Describe("KEP user stories", func() {
 	It("Story 2 (one pod per zone): topologyKey zone, maxUnavailable 1; concurrent drains in every zone never take more than 1 pod per zone, zones proceed in parallel",
 		SpecTimeout(5*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "story2", 2)
-			f.createStatefulSets(ctx, "web", 3, nil)
-			f.waitPodsReady(ctx, "web", 9)
-			spec := tdbSpec("web")
-			spec.TopologyKey = zoneKey
-			f.createTDB(ctx, "web", spec)
+			f.zonedWeb(ctx, nil)
 			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
 
 			w := f.watch("web", f.statefulSetsExpected("web"))

@@ -32,11 +32,7 @@ var _ = Describe("A whole zone lost", func() {
 	It("does not freeze drains in the other zones, which proceed within their own budgets (a global PDB would refuse them)",
 		SpecTimeout(6*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "zoneloss", 2)
-			f.createStatefulSets(ctx, "web", 3, nil)
-			f.waitPodsReady(ctx, "web", 9)
-			spec := tdbSpec("web")
-			spec.TopologyKey = zoneKey
-			f.createTDB(ctx, "web", spec)
+			f.zonedWeb(ctx, nil)
 			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
 
 			By("losing zone-c: every pod there becomes unready")
