@@ -13,6 +13,11 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 
+# hack/bundlegen, the OLM bundle generator, is a Go module of its own (its
+# tests need kustomize; the operator's do not): `./...` at the root does not
+# reach it, so vet, lint and the tests run it from its directory too.
+BUNDLEGEN_DIR := hack/bundlegen
+
 # Unit tests are pure; integration tests run against a real kube-apiserver and
 # etcd built by hack/build-k8s-binaries.sh.
 UNIT_PKGS ?= ./...
@@ -43,18 +48,20 @@ fmt: ## gofmt the tree.
 	gofmt -l -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## go vet every package, integration ones included.
+vet: ## go vet every package, integration ones and the hack/bundlegen module included.
 	go vet ./...
+	go -C $(BUNDLEGEN_DIR) vet ./...
 	go vet -tags integration ./test/...
 	go vet -tags perf,integration ./test/perf/...
 	go vet -tags e2e ./test/e2e/ ./test/install/
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run golangci-lint (pinned).
+lint: $(GOLANGCI_LINT) ## Run golangci-lint (pinned) on the operator's module and on the hack/bundlegen module.
 	$(GOLANGCI_LINT) run ./...
+	cd $(BUNDLEGEN_DIR) && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
 
 .PHONY: verify
-verify: generate manifests $(KUSTOMIZE) lint ## Fail when generated files (deepcopy, CRD, RBAC, the OLM bundle) or formatting are stale, or golangci-lint (duplicate detection included) finds anything.
+verify: generate manifests $(KUSTOMIZE) bundlegen lint ## Fail when generated files (deepcopy, CRD, RBAC, the OLM bundle) or formatting are stale, or golangci-lint (duplicate detection included) finds anything.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "not gofmt-clean:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(verify_bundle)
 	@git diff --exit-code -- api config $(BUNDLE_FILES) || { echo "generated files are stale: run 'make generate manifests bundle' and commit"; exit 1; }
@@ -62,12 +69,16 @@ verify: generate manifests $(KUSTOMIZE) lint ## Fail when generated files (deepc
 
 ##@ Test
 .PHONY: test
-test: verify vet test-unit test-integration test-install test-e2e ## The whole suite: unit (with a short fuzz run), integration (envtest), install (kustomize on a local kwok cluster) and e2e (local kwok cluster).
+test: verify vet test-unit test-bundlegen test-integration test-install test-e2e ## The whole suite: unit (with a short fuzz run), the bundle generator's tests, integration (envtest), install (kustomize on a local kwok cluster) and e2e (local kwok cluster).
 
 .PHONY: test-unit
-test-unit: $(KUSTOMIZE) ## Pure unit tests (the bundle's validation renders config/default with the pinned kustomize), plus a short run of the budget fuzzer.
-	KUSTOMIZE=$(KUSTOMIZE) go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
+test-unit: ## Pure unit tests of the operator's module (no kustomize, no cluster), plus a short run of the budget fuzzer.
+	go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
 	go test -run='^$$' -fuzz=FuzzCompute -fuzztime=$(FUZZTIME) ./internal/budget/
+
+.PHONY: test-bundlegen
+test-bundlegen: $(KUSTOMIZE) ## Tests of the hack/bundlegen module: the generator, and the committed bundle checked against OLM's rules and against config/default rendered with the pinned kustomize.
+	KUSTOMIZE=$(KUSTOMIZE) go -C $(BUNDLEGEN_DIR) test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-integration
 test-integration: k8s-binaries ## envtest suites against a real kube-apiserver and etcd.
@@ -122,12 +133,15 @@ docker-push: ## Push the manager image IMG.
 ##@ OLM bundle
 # bundle/ and bundle.Dockerfile are generated from config/default by
 # hack/bundlegen for VERSION (x.y.z, recorded in bundle/VERSION) and IMG, and
-# checked by its tests; `make verify` regenerates them and fails on a
-# difference. The scorecard's tests run in operator-framework's scorecard-test
+# checked by its tests (make test-bundlegen); `make verify` regenerates them
+# and fails on a difference. hack/bundlegen is a Go module of its own: it is
+# built into bin/ and run here, at the root, which its default paths (the CRD
+# and sample directories, -out) are relative to. The scorecard's tests run in operator-framework's scorecard-test
 # image (tag: the operator-sdk release that runs them); no registry is named
 # here: example.invalid stands for the one you pull it from.
 SCORECARD_TEST_IMG ?= example.invalid/operator-framework/scorecard-test:v1.32.0
 BUNDLE_FILES := bundle bundle.Dockerfile
+BUNDLEGEN := $(LOCALBIN)/bundlegen
 BUNDLEGEN_FLAGS = -version $(VERSION) -image $(IMG) -scorecard-image $(SCORECARD_TEST_IMG)
 # What the committed bundle is generated with, whatever the environment or the
 # command line sets: the committed bundle/VERSION, and the images' defaults as
@@ -144,17 +158,21 @@ VERIFY_BUNDLEGEN_FLAGS = -version $(VERIFY_BUNDLE_VERSION) \
 # bundle.Dockerfile.
 define verify_bundle
 @tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
-	$(KUSTOMIZE) build config/default | go run ./hack/bundlegen $(VERIFY_BUNDLEGEN_FLAGS) -out "$$tmp" \
+	$(KUSTOMIZE) build config/default | $(BUNDLEGEN) $(VERIFY_BUNDLEGEN_FLAGS) -out "$$tmp" \
 	&& diff -ru bundle "$$tmp/bundle" && diff -u bundle.Dockerfile "$$tmp/bundle.Dockerfile" \
 	|| { echo "the OLM bundle is stale: run 'make bundle VERSION=$(VERIFY_BUNDLE_VERSION)' with IMG, IMAGE_TAG_BASE and SCORECARD_TEST_IMG unset, and commit"; exit 1; }
 endef
 
+.PHONY: bundlegen
+bundlegen: ## Build the OLM bundle generator (the hack/bundlegen module) into bin/bundlegen.
+	go -C $(BUNDLEGEN_DIR) build -o $(BUNDLEGEN) .
+
 .PHONY: bundle
-bundle: manifests $(KUSTOMIZE) ## Generate the OLM bundle (bundle/, bundle.Dockerfile) for VERSION=x.y.z and IMG from config/default.
-	$(KUSTOMIZE) build config/default | go run ./hack/bundlegen $(BUNDLEGEN_FLAGS) -out .
+bundle: manifests $(KUSTOMIZE) bundlegen ## Generate the OLM bundle (bundle/, bundle.Dockerfile) for VERSION=x.y.z and IMG from config/default.
+	$(KUSTOMIZE) build config/default | $(BUNDLEGEN) $(BUNDLEGEN_FLAGS) -out .
 
 .PHONY: verify-bundle
-verify-bundle: $(KUSTOMIZE) ## Fail when bundle/ differs from what `make bundle` generates for the committed VERSION.
+verify-bundle: $(KUSTOMIZE) bundlegen ## Fail when bundle/ differs from what `make bundle` generates for the committed VERSION.
 	$(verify_bundle)
 
 .PHONY: bundle-build

@@ -15,9 +15,12 @@ limitations under the License.
 */
 
 // Command bundlegen writes tdb-operator's OLM bundle (bundle/ and
-// bundle.Dockerfile) from the kustomize rendering of config/default:
+// bundle.Dockerfile) from the kustomize rendering of config/default. It is
+// a Go module of its own; `make bundle` builds it into bin/ and runs it at
+// the repository root, which its default paths are relative to:
 //
-//	kustomize build config/default | go run ./hack/bundlegen -version 0.1.0 -image IMG
+//	go -C hack/bundlegen build -o "$PWD/bin/bundlegen" .
+//	kustomize build config/default | bin/bundlegen -version 0.1.0 -image IMG -scorecard-image SCORECARD_IMG
 //
 // The output depends only on the input, so `make verify` can regenerate the
 // bundle into a temporary directory and compare.

@@ -16,7 +16,9 @@ limitations under the License.
 
 // Package project checks that PROJECT, the kubebuilder project file,
 // records what the project has: its module, its CRDs and the core-type
-// webhook the manifests register.
+// webhook the manifests register; that the nested hack/bundlegen module
+// builds with the same Go and dependency versions as the operator's; and
+// that every Go file carries the license header.
 package project
 
 import (
@@ -148,5 +150,71 @@ func TestProjectFile(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("PROJECT resources (-want +got):\n%s", diff)
+	}
+}
+
+// goMod is what this test reads of a go.mod: its module path, go and
+// toolchain lines, and requirements (path to version).
+type goMod struct {
+	module, goVersion, toolchain string
+	require                      map[string]string
+}
+
+func parseGoMod(t *testing.T, name string) goMod {
+	t.Helper()
+	m := goMod{require: map[string]string{}}
+	inRequire := false
+	for i, line := range strings.Split(string(read(t, name)), "\n") {
+		line, _, _ = strings.Cut(line, "//")
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0:
+		case inRequire && f[0] == ")":
+			inRequire = false
+		case inRequire && len(f) == 2:
+			m.require[f[0]] = f[1]
+		case f[0] == "require" && len(f) == 2 && f[1] == "(":
+			inRequire = true
+		case f[0] == "require" && len(f) == 3:
+			m.require[f[1]] = f[2]
+		case f[0] == "module" && len(f) == 2:
+			m.module = f[1]
+		case f[0] == "go" && len(f) == 2:
+			m.goVersion = f[1]
+		case f[0] == "toolchain" && len(f) == 2:
+			m.toolchain = f[1]
+		case f[0] == "replace" || f[0] == "exclude" || f[0] == "retract" || f[0] == "tool" || f[0] == "godebug" || f[0] == "ignore":
+			t.Fatalf("%s:%d: %s: extend this test for it", name, i+1, f[0])
+		case inRequire:
+			t.Fatalf("%s:%d: unexpected requirement %q", name, i+1, strings.TrimSpace(line))
+		}
+	}
+	return m
+}
+
+// hack/bundlegen (the OLM bundle generator) is a module of its own, so the
+// operator's unit tests do not need kustomize. It decodes the manifests
+// with the same Kubernetes types as the operator, built by the same Go:
+// its go and toolchain lines, and every module both require, are the
+// operator's; and it does not depend on the operator's module.
+func TestBundlegenModuleMatchesTheOperators(t *testing.T) {
+	root := parseGoMod(t, "go.mod")
+	gen := parseGoMod(t, filepath.Join("hack", "bundlegen", "go.mod"))
+	if want := root.module + "/hack/bundlegen"; gen.module != want {
+		t.Errorf("hack/bundlegen/go.mod: module %q, want %q", gen.module, want)
+	}
+	if gen.goVersion != root.goVersion || gen.toolchain != root.toolchain {
+		t.Errorf("hack/bundlegen/go.mod: go %s, toolchain %s; go.mod: go %s, toolchain %s", gen.goVersion, gen.toolchain, root.goVersion, root.toolchain)
+	}
+	if len(gen.require) == 0 {
+		t.Error("hack/bundlegen/go.mod requires nothing: is it read right?")
+	}
+	for path, v := range gen.require {
+		if path == root.module || strings.HasPrefix(path, root.module+"/") {
+			t.Errorf("hack/bundlegen/go.mod requires %s: the generator must not depend on the operator's module", path)
+		}
+		if rv, ok := root.require[path]; ok && rv != v {
+			t.Errorf("hack/bundlegen/go.mod requires %s %s, go.mod %s: keep them equal", path, v, rv)
+		}
 	}
 }

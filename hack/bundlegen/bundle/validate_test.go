@@ -20,11 +20,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -34,12 +38,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
-
-	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
 )
 
 // renderConfig is `kustomize build config/default` with the pinned
-// kustomize: $KUSTOMIZE (make test-unit sets it), else bin/ as the Makefile
+// kustomize: $KUSTOMIZE (make test-bundlegen sets it), else bin/ as the Makefile
 // pins it.
 func renderConfig(t *testing.T) []byte {
 	t.Helper()
@@ -55,7 +57,7 @@ func renderConfig(t *testing.T) []byte {
 		}
 		bin = filepath.Join(repoRoot, "bin", "kustomize-"+string(m[1]))
 		if _, err := os.Stat(bin); err != nil {
-			t.Skipf("no pinned kustomize at %s: run `make test-unit`, which builds it", bin)
+			t.Skipf("no pinned kustomize at %s: run `make test-bundlegen`, which builds it", bin)
 		}
 	}
 	bin, err := filepath.Abs(bin)
@@ -73,6 +75,55 @@ func renderConfig(t *testing.T) []byte {
 	return out
 }
 
+// servedWebhookPath is where the manager serves the eviction webhook: the
+// constant Path of internal/evictionwebhook, read from its source, since
+// this module does not depend on the operator's.
+func servedWebhookPath(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(repoRoot, "internal", "evictionwebhook")
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if name.Name != "Path" {
+						continue
+					}
+					var lit *ast.BasicLit
+					if i < len(vs.Values) {
+						lit, _ = vs.Values[i].(*ast.BasicLit)
+					}
+					if lit == nil || lit.Kind != token.STRING {
+						t.Fatalf("%s: const Path is not a string literal", file)
+					}
+					path, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						t.Fatalf("%s: const Path: %v", file, err)
+					}
+					return path
+				}
+			}
+		}
+	}
+	t.Fatalf("%s declares no const Path", dir)
+	return ""
+}
+
 // The committed bundle follows OLM's rules and says what config/ says.
 func TestCommittedBundle(t *testing.T) {
 	b, err := LoadBundle(repoRoot)
@@ -83,7 +134,7 @@ func TestCommittedBundle(t *testing.T) {
 		t.Errorf("the committed bundle breaks OLM's rules:\n%s", strings.Join(problems, "\n"))
 	}
 	crds := readDir(t, filepath.Join(repoRoot, "config", "crd", "bases"))
-	if problems := checkAgainstConfig(b, renderConfig(t), crds); len(problems) > 0 {
+	if problems := checkAgainstConfig(b, renderConfig(t), crds, servedWebhookPath(t)); len(problems) > 0 {
 		t.Errorf("the committed bundle does not match config/ (make bundle):\n%s", strings.Join(problems, "\n"))
 	}
 }
@@ -154,9 +205,9 @@ func decodeConfig(rendered []byte) (renderedConfig, error) {
 
 // checkAgainstConfig compares a bundle with the rendered config/default
 // and config/crd/bases, and checks what this project promises about the
-// webhook. It is written apart from the generator: it states what the
-// bundle must contain, not how the generator builds it.
-func checkAgainstConfig(b Bundle, rendered []byte, crdSources []SourceFile) []string {
+// webhook, served at servedPath. It is written apart from the generator: it
+// states what the bundle must contain, not how the generator builds it.
+func checkAgainstConfig(b Bundle, rendered []byte, crdSources []SourceFile, servedPath string) []string {
 	var problems []string
 	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	p, parseProblems := Parse(b)
@@ -357,8 +408,8 @@ func checkAgainstConfig(b Bundle, rendered []byte, crdSources []SourceFile) []st
 		}
 	}
 	for _, w := range csv.Spec.WebhookDefinitions {
-		if w.WebhookPath == nil || *w.WebhookPath != evictionwebhook.Path {
-			fail("CSV webhook %s: webhookPath is not the served path %s", w.GenerateName, evictionwebhook.Path)
+		if w.WebhookPath == nil || *w.WebhookPath != servedPath {
+			fail("CSV webhook %s: webhookPath is not the served path %s", w.GenerateName, servedPath)
 		}
 		if w.Type != ValidatingAdmissionWebhook {
 			fail("CSV webhook %s: type %s, want ValidatingAdmissionWebhook", w.GenerateName, w.Type)
@@ -657,8 +708,9 @@ func TestCheckRefuses(t *testing.T) {
 // about the webhook; checkAgainstConfig must say so.
 func TestCheckAgainstConfigRefuses(t *testing.T) {
 	in := fixtureInput(t)
+	servedPath := servedWebhookPath(t)
 	good := generate(t, in)
-	if problems := checkAgainstConfig(good, in.Rendered, in.CRDs); len(problems) > 0 {
+	if problems := checkAgainstConfig(good, in.Rendered, in.CRDs, servedPath); len(problems) > 0 {
 		t.Fatalf("the base bundle must match its config:\n%s", strings.Join(problems, "\n"))
 	}
 	csv := func(edit func(csv map[string]any)) func(t *testing.T) Bundle {
@@ -741,7 +793,7 @@ func TestCheckAgainstConfigRefuses(t *testing.T) {
 			if bytes.Equal(b.Annotations, good.Annotations) && bytes.Equal(b.Dockerfile, good.Dockerfile) && equalManifests(b, good) {
 				t.Fatal("the case changed nothing")
 			}
-			problems := checkAgainstConfig(b, in.Rendered, in.CRDs)
+			problems := checkAgainstConfig(b, in.Rendered, in.CRDs, servedPath)
 			for _, p := range problems {
 				if strings.Contains(p, tc.wantErr) {
 					return
