@@ -26,11 +26,11 @@ import (
 )
 
 func maxUnavailableSpec(v string) *policyv1alpha1.TopologyDisruptionBudgetSpec {
-	return &tdb("web").zoned().maxUnavailable(intOrPct(v)).obj().Spec
+	return &tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct(v)).Obj().Spec
 }
 
 func minAvailableSpec(v string) *policyv1alpha1.TopologyDisruptionBudgetSpec {
-	return &tdb("web").zoned().minAvailable(intOrPct(v)).obj().Spec
+	return &tdb("web").TopologyKey(zoneKey).MinAvailable(intOrPct(v)).Obj().Spec
 }
 
 // TestDesiredHealthy: the healthy pods a domain must keep, for int and
@@ -38,7 +38,7 @@ func minAvailableSpec(v string) *policyv1alpha1.TopologyDisruptionBudgetSpec {
 // pods, rounded up as policy/v1 does.
 func TestDesiredHealthy(t *testing.T) {
 	malformed := func(field string) *policyv1alpha1.TopologyDisruptionBudgetSpec {
-		s := tdb("web").zoned().obj().Spec
+		s := tdb("web").TopologyKey(zoneKey).Obj().Spec
 		v := intstr.FromString("x%")
 		if field == "maxUnavailable" {
 			s.MaxUnavailable = &v
@@ -47,7 +47,7 @@ func TestDesiredHealthy(t *testing.T) {
 		}
 		return &s
 	}
-	neither := &tdb("web").zoned().obj().Spec
+	neither := &tdb("web").TopologyKey(zoneKey).Obj().Spec
 	tests := []struct {
 		name     string
 		spec     *policyv1alpha1.TopologyDisruptionBudgetSpec

@@ -21,10 +21,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
 // withRecords adds the names@domains of the records kept in status.
@@ -39,22 +41,22 @@ func TestComputeMissingPods(t *testing.T) {
 		deploy, rsOld, rsNew   = types.UID("deploy"), types.UID("rs-old"), types.UID("rs-new")
 	)
 	notC := &policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr(zoneKey, "NotIn", "zone-c")}}
-	spread := func(n1, n3, n4 bool) []*podBuilder {
-		var ps []*podBuilder
+	spread := func(n1, n3, n4 bool) []*builders.PodWrapper {
+		var ps []*builders.PodWrapper
 		if n1 {
-			ps = append(ps, pod("s-0").onNode("n1").ready().ownedBy(sts))
+			ps = append(ps, pod("s-0").OnNode("n1").Ready().ControlledBy(replicaSet(sts)))
 		}
 		if n3 {
-			ps = append(ps, pod("s-1").onNode("n3").ready().ownedBy(sts))
+			ps = append(ps, pod("s-1").OnNode("n3").Ready().ControlledBy(replicaSet(sts)))
 		}
 		if n4 {
-			ps = append(ps, pod("s-2").onNode("n4").ready().ownedBy(sts))
+			ps = append(ps, pod("s-2").OnNode("n4").Ready().ControlledBy(replicaSet(sts)))
 		}
 		return ps
 	}
-	cZero := pod("c-0").onNode("n4").ready().ownedBy(rsC)
-	join := func(pss ...[]*podBuilder) []*podBuilder {
-		var out []*podBuilder
+	cZero := pod("c-0").OnNode("n4").Ready().ControlledBy(replicaSet(rsC))
+	join := func(pss ...[]*builders.PodWrapper) []*builders.PodWrapper {
+		var out []*builders.PodWrapper
 		for _, ps := range pss {
 			out = append(out, ps...)
 		}
@@ -63,7 +65,7 @@ func TestComputeMissingPods(t *testing.T) {
 	tests := []struct {
 		name     string
 		term     *policyv1alpha1.NodeSelectorTerm
-		pods     []*podBuilder
+		pods     []*builders.PodWrapper
 		owners   []Owner
 		ownerMap map[types.UID]Owner
 		records  []policyv1alpha1.DisruptedPod
@@ -74,7 +76,7 @@ func TestComputeMissingPods(t *testing.T) {
 			pods: readyPods("a", "n1", rs, 3), owners: []Owner{owner(rs, 4)},
 			want: withRows(row("zone-a", 4, 3, 3, 0))},
 		{name: "single-domain controller: an unscheduled pod",
-			pods: join(readyPods("a", "n1", rs, 2), []*podBuilder{pod("a-2").pending().ownedBy(rs)}), owners: []Owner{owner(rs, 3)},
+			pods: join(readyPods("a", "n1", rs, 2), []*builders.PodWrapper{pod("a-2").Pending().ControlledBy(replicaSet(rs))}), owners: []Owner{owner(rs, 3)},
 			want: withRows(row("zone-a", 3, 2, 2, 0))},
 		{name: "single-domain controller over two nodes of one zone",
 			pods: join(readyPods("a", "n1", rs, 2), readyPods("x", "n2", rs, 1)), owners: []Owner{owner(rs, 4)},
@@ -88,40 +90,40 @@ func TestComputeMissingPods(t *testing.T) {
 			records: []policyv1alpha1.DisruptedPod{record("a-2", "zone-a", rs, at(-time.Minute))},
 			want:    withRows(row("zone-a", 1, 0, 0, 0), row("zone-b", 2, 2, 1, 1)).withRecords("a-2@zone-a")},
 		{name: "evicted pod's replacement pending: the record keeps it in its domain",
-			pods:   join(readyPods("a", "n1", rs, 2), []*podBuilder{pod("r-0").pending().ownedBy(rs)}),
+			pods:   join(readyPods("a", "n1", rs, 2), []*builders.PodWrapper{pod("r-0").Pending().ControlledBy(replicaSet(rs))}),
 			owners: []Owner{owner(rs, 3)}, records: []policyv1alpha1.DisruptedPod{record("a-2", "zone-a", rs, at(-time.Minute))},
 			want: withRows(row("zone-a", 3, 2, 2, 0)).withRecords("a-2@zone-a")},
 		{name: "replacement scheduled in another domain: record dropped, counted there unready, the domain it left expects one fewer",
-			pods:   join(readyPods("a", "n1", rs, 2), []*podBuilder{pod("r-0").onNode("n3").notReady().ownedBy(rs)}),
+			pods:   join(readyPods("a", "n1", rs, 2), []*builders.PodWrapper{pod("r-0").OnNode("n3").NotReady().ControlledBy(replicaSet(rs))}),
 			owners: []Owner{owner(rs, 3)}, records: []policyv1alpha1.DisruptedPod{record("a-2", "zone-a", rs, at(-time.Minute))},
 			want: withRows(row("zone-a", 2, 2, 1, 1), row("zone-b", 1, 0, 0, 0))},
 
 		// A spread controller's other missing pods count against every domain of the controller.
 		{name: "spread controller missing a pod without a record: every domain of the controller expects it",
-			pods: join(spread(true, true, false), []*podBuilder{cZero}), owners: []Owner{owner(sts, 3), owner(rsC, 1)},
+			pods: join(spread(true, true, false), []*builders.PodWrapper{cZero}), owners: []Owner{owner(sts, 3), owner(rsC, 1)},
 			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 2, 1, 1, 0), row("zone-c", 1, 1, 0, 1))},
 		{name: "spread controller with an unscheduled pod: every domain of the controller expects it",
-			pods:   join(spread(true, true, false), []*podBuilder{pod("s-9").pending().ownedBy(sts), cZero}),
+			pods:   join(spread(true, true, false), []*builders.PodWrapper{pod("s-9").Pending().ControlledBy(replicaSet(sts)), cZero}),
 			owners: []Owner{owner(sts, 3), owner(rsC, 1)},
 			want:   withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 2, 1, 1, 0), row("zone-c", 1, 1, 0, 1))},
 		{name: "spread controller with a record of the gone pod: the record's domain",
-			pods: join(spread(true, true, false), []*podBuilder{cZero}), owners: []Owner{owner(sts, 3), owner(rsC, 1)},
+			pods: join(spread(true, true, false), []*builders.PodWrapper{cZero}), owners: []Owner{owner(sts, 3), owner(rsC, 1)},
 			records: []policyv1alpha1.DisruptedPod{record("s-2", "zone-c", sts, at(-time.Minute))},
 			want: withRows(row("zone-a", 1, 1, 0, 1), row("zone-b", 1, 1, 0, 1), row("zone-c", 2, 1, 1, 0)).
 				withRecords("s-2@zone-c")},
 		{name: "StatefulSet replacement with the same name, pending: the old pod's record still places it",
-			pods:    join(spread(true, true, false), []*podBuilder{pod("s-2").uid("uid-s-2-new").pending().ownedBy(sts), cZero}),
+			pods:    join(spread(true, true, false), []*builders.PodWrapper{pod("s-2").UID("uid-s-2-new").Pending().ControlledBy(replicaSet(sts)), cZero}),
 			owners:  []Owner{owner(sts, 3), owner(rsC, 1)},
 			records: []policyv1alpha1.DisruptedPod{record("s-2", "zone-c", sts, at(-time.Minute))},
 			want: withRows(row("zone-a", 1, 1, 0, 1), row("zone-b", 1, 1, 0, 1), row("zone-c", 2, 1, 1, 0)).
 				withRecords("s-2@zone-c")},
 		{name: "StatefulSet replacement with the same name, scheduled: record dropped",
-			pods:    join(spread(true, true, false), []*podBuilder{pod("s-2").uid("uid-s-2-new").onNode("n4").notReady().ownedBy(sts), cZero}),
+			pods:    join(spread(true, true, false), []*builders.PodWrapper{pod("s-2").UID("uid-s-2-new").OnNode("n4").NotReady().ControlledBy(replicaSet(sts)), cZero}),
 			owners:  []Owner{owner(sts, 3), owner(rsC, 1)},
 			records: []policyv1alpha1.DisruptedPod{record("s-2", "zone-c", sts, at(-time.Minute))},
 			want:    withRows(row("zone-a", 1, 1, 0, 1), row("zone-b", 1, 1, 0, 1), row("zone-c", 2, 1, 1, 0))},
 		{name: "controller with no scheduled pod at all: its missing pods count against every domain",
-			pods:   join(spread(true, true, true), []*podBuilder{pod("p-0").pending().ownedBy(rsP), pod("p-1").pending().ownedBy(rsP)}),
+			pods:   join(spread(true, true, true), []*builders.PodWrapper{pod("p-0").Pending().ControlledBy(replicaSet(rsP)), pod("p-1").Pending().ControlledBy(replicaSet(rsP))}),
 			owners: []Owner{owner(sts, 3), owner(rsP, 2)},
 			want:   withRows(row("zone-a", 3, 1, 2, 0), row("zone-b", 3, 1, 2, 0), row("zone-c", 3, 1, 2, 0))},
 		{name: "controller known only by a record: the record's domain, the rest everywhere",
@@ -137,14 +139,14 @@ func TestComputeMissingPods(t *testing.T) {
 		// Which record a replacement with a new name ends is unknown: each
 		// domain expects as many missing pods as could be its own.
 		{name: "a replacement with another name is scheduled: both records' domains expect the missing pod",
-			pods:   join(spread(true, true, false), []*podBuilder{pod("s-x").onNode("n1").notReady().ownedBy(sts)}),
+			pods:   join(spread(true, true, false), []*builders.PodWrapper{pod("s-x").OnNode("n1").NotReady().ControlledBy(replicaSet(sts))}),
 			owners: []Owner{owner(sts, 4)},
 			records: []policyv1alpha1.DisruptedPod{
 				record("s-2", "zone-b", sts, at(-5*time.Minute)), record("s-3", "zone-c", sts, at(-time.Minute))},
 			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 2, 1, 1, 0), row("zone-c", 1, 0, 0, 0)).
 				withRecords("s-2@zone-b", "s-3@zone-c")},
 		{name: "grant times do not decide which record is done",
-			pods:   join(spread(true, true, false), []*podBuilder{pod("s-x").onNode("n1").notReady().ownedBy(sts)}),
+			pods:   join(spread(true, true, false), []*builders.PodWrapper{pod("s-x").OnNode("n1").NotReady().ControlledBy(replicaSet(sts))}),
 			owners: []Owner{owner(sts, 4)},
 			records: []policyv1alpha1.DisruptedPod{
 				record("s-3", "zone-c", sts, at(-5*time.Minute)), record("s-2", "zone-b", sts, at(-time.Minute))},
@@ -155,16 +157,16 @@ func TestComputeMissingPods(t *testing.T) {
 		// zone-c's; counting it in zone-b instead (the record first by
 		// name) let a rollout disrupt a third pod in zone-c.
 		{name: "same grant second: the record replaced under its name is done, the other keeps its domain",
-			pods: join(spread(true, false, false), []*podBuilder{
-				pod("s-1").uid("uid-s-1-new").onNode("n3").notReady().ownedBy(sts), cZero}),
+			pods: join(spread(true, false, false), []*builders.PodWrapper{
+				pod("s-1").UID("uid-s-1-new").OnNode("n3").NotReady().ControlledBy(replicaSet(sts)), cZero}),
 			owners: []Owner{owner(sts, 3), owner(rsC, 1)},
 			records: []policyv1alpha1.DisruptedPod{
 				record("s-1", "zone-b", sts, at(-time.Second)), record("s-2", "zone-c", sts, at(-time.Second))},
 			want: withRows(row("zone-a", 1, 1, 0, 1), row("zone-b", 1, 0, 0, 0), row("zone-c", 2, 1, 1, 0)).
 				withRecords("s-2@zone-c")},
 		{name: "ReplicaSet: two records, one missing pod: both domains expect it until nothing is missing",
-			pods: []*podBuilder{pod("r-0").onNode("n1").ready().ownedBy(rs), pod("r-new").onNode("n1").notReady().ownedBy(rs),
-				pod("r-1").onNode("n3").ready().ownedBy(rs), pod("r-2").onNode("n4").ready().ownedBy(rs)},
+			pods: []*builders.PodWrapper{pod("r-0").OnNode("n1").Ready().ControlledBy(replicaSet(rs)), pod("r-new").OnNode("n1").NotReady().ControlledBy(replicaSet(rs)),
+				pod("r-1").OnNode("n3").Ready().ControlledBy(replicaSet(rs)), pod("r-2").OnNode("n4").Ready().ControlledBy(replicaSet(rs))},
 			owners: []Owner{owner(rs, 5)},
 			records: []policyv1alpha1.DisruptedPod{
 				record("r-3", "zone-b", rs, at(-time.Second)), record("r-4", "zone-c", rs, at(-time.Second))},
@@ -188,9 +190,9 @@ func TestComputeMissingPods(t *testing.T) {
 			pods: spread(true, true, true), owners: []Owner{owner(sts, 2)},
 			want: withRows(row("zone-a", 1, 1, 0, 1), row("zone-b", 1, 1, 0, 1), row("zone-c", 1, 1, 0, 1))},
 		{name: "several controllers under one budget are attributed independently",
-			pods: join(readyPods("a", "n1", rs, 2), []*podBuilder{
-				pod("s-0").onNode("n2").ready().ownedBy(sts), pod("s-1").onNode("n3").ready().ownedBy(sts),
-				pod("s-2").onNode("n4").ready().ownedBy(sts), cZero}),
+			pods: join(readyPods("a", "n1", rs, 2), []*builders.PodWrapper{
+				pod("s-0").OnNode("n2").Ready().ControlledBy(replicaSet(sts)), pod("s-1").OnNode("n3").Ready().ControlledBy(replicaSet(sts)),
+				pod("s-2").OnNode("n4").Ready().ControlledBy(replicaSet(sts)), cZero}),
 			owners: []Owner{owner(rs, 3), owner(sts, 3), owner(rsC, 1)},
 			want:   withRows(row("zone-a", 4, 3, 3, 0), row("zone-b", 1, 1, 0, 1), row("zone-c", 2, 2, 1, 1))},
 		{name: "two ReplicaSets of one Deployment count its scale once",
@@ -213,15 +215,15 @@ func TestComputeMissingPods(t *testing.T) {
 			term: notC, pods: spread(true, true, true), owners: []Owner{owner(sts, 4)},
 			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 2, 1, 1, 0))},
 		{name: "a deleting pod is expected, not healthy",
-			pods:   join(readyPods("a", "n1", rs, 2), []*podBuilder{pod("a-2").onNode("n1").ready().deleting().ownedBy(rs)}),
+			pods:   join(readyPods("a", "n1", rs, 2), []*builders.PodWrapper{pod("a-2").OnNode("n1").Ready().Deleting(t0).ControlledBy(replicaSet(rs))}),
 			owners: []Owner{owner(rs, 3)},
 			want:   withRows(row("zone-a", 3, 2, 2, 0))},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).records(tc.records...)
+			b := tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).DisruptedPods(tc.records...)
 			if tc.term != nil {
-				b.term(*tc.term)
+				b.NodeSelectorTerm(*tc.term)
 			}
 			w := world{tdb: b, nodes: threeZones(), pods: tc.pods, owners: tc.owners, ownerMap: tc.ownerMap}
 			if diff := cmp.Diff(tc.want, summarize(Compute(w.input()))); diff != "" {
@@ -237,46 +239,46 @@ func TestComputeUnmanagedPods(t *testing.T) {
 	const rs = types.UID("rs")
 	tests := []struct {
 		name   string
-		budget *tdbBuilder
-		pods   []*podBuilder
+		budget *builders.BudgetWrapper
+		pods   []*builders.PodWrapper
 		want   summary
 	}{
 		{name: "counted where they run",
-			budget: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)),
+			budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)),
 			pods: join2(readyPods("a", "n1", rs, 2),
-				pod("solo-a").onNode("n2").ready(), pod("solo-b").onNode("n3").ready(), pod("solo-b2").onNode("n3").notReady()),
+				pod("solo-a").OnNode("n2").Ready(), pod("solo-b").OnNode("n3").Ready(), pod("solo-b2").OnNode("n3").NotReady()),
 			want: func() summary {
 				s := withRows(row("zone-a", 3, 3, 2, 1), row("zone-b", 2, 1, 1, 0))
 				s.UnmanagedPods = []string{"solo-a", "solo-b", "solo-b2"}
 				return s
 			}()},
 		{name: "an ownerReference that is not a controllerRef does not make a controller",
-			budget: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)),
-			pods:   []*podBuilder{pod("solo").onNode("n3").ready().referencedBy("cm")},
+			budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)),
+			pods:   []*builders.PodWrapper{pod("solo").OnNode("n3").Ready().ReferencedBy(metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "cm-cm", UID: "cm"})},
 			want: func() summary {
 				s := withRows(row("zone-b", 1, 1, 0, 1))
 				s.UnmanagedPods = []string{"solo"}
 				return s
 			}()},
 		{name: "unscheduled and deleting unmanaged pods",
-			budget: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)),
-			pods:   []*podBuilder{pod("solo-p").pending(), pod("solo-d").onNode("n3").ready().deleting()},
+			budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)),
+			pods:   []*builders.PodWrapper{pod("solo-p").Pending(), pod("solo-d").OnNode("n3").Ready().Deleting(t0)},
 			want: func() summary {
 				s := withRows(row("zone-b", 1, 0, 0, 0))
 				s.UnmanagedPods = []string{"solo-d"}
 				return s
 			}()},
 		{name: "without topologyKey they count in the single domain",
-			budget: tdb("web").maxUnavailable(intstr.FromString("50%")),
-			pods:   join2(readyPods("a", "n1", rs, 2), pod("solo").onNode("n3").ready()),
+			budget: tdb("web").MaxUnavailable(intstr.FromString("50%")),
+			pods:   join2(readyPods("a", "n1", rs, 2), pod("solo").OnNode("n3").Ready()),
 			want: func() summary {
 				s := withRows(row(AllDomain, 3, 3, 1, 2))
 				s.UnmanagedPods = []string{"solo"}
 				return s
 			}()},
 		{name: "with an integer minAvailable without topologyKey",
-			budget: tdb("web").minAvailable(intstr.FromInt32(2)),
-			pods:   join2(readyPods("a", "n1", rs, 2), pod("solo").onNode("n3").ready()),
+			budget: tdb("web").MinAvailable(intstr.FromInt32(2)),
+			pods:   join2(readyPods("a", "n1", rs, 2), pod("solo").OnNode("n3").Ready()),
 			want: func() summary {
 				s := withRows(row(AllDomain, 3, 3, 2, 1))
 				s.UnmanagedPods = []string{"solo"}
@@ -298,8 +300,8 @@ func TestComputeUnmanagedPods(t *testing.T) {
 // minAvailable without topology, which counts pods.
 func TestComputeNoScale(t *testing.T) {
 	const rs, unknown = types.UID("rs"), types.UID("rs-unknown")
-	ps := join2(readyPods("a", "n1", rs, 2), pod("u-0").onNode("n3").ready().ownedBy(unknown),
-		pod("u-1").pending().ownedBy(unknown))
+	ps := join2(readyPods("a", "n1", rs, 2), pod("u-0").OnNode("n3").Ready().ControlledBy(replicaSet(unknown)),
+		pod("u-1").Pending().ControlledBy(replicaSet(unknown)))
 	blocked := func(rows ...policyv1alpha1.DomainStatus) summary {
 		s := withRows(rows...)
 		s.NoScale = []string{"u-0", "u-1"}
@@ -308,17 +310,17 @@ func TestComputeNoScale(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		budget *tdbBuilder
+		budget *builders.BudgetWrapper
 		want   summary
 	}{
-		{name: "zoned maxUnavailable", budget: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)),
+		{name: "zoned maxUnavailable", budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)),
 			want: blocked(row("zone-a", 2, 2, 1, 0), row("zone-b", 1, 1, 0, 0))},
-		{name: "zoned integer minAvailable", budget: tdb("web").zoned().minAvailable(intstr.FromInt32(1)),
+		{name: "zoned integer minAvailable", budget: tdb("web").TopologyKey(zoneKey).MinAvailable(intstr.FromInt32(1)),
 			want: blocked(row("zone-a", 2, 2, 1, 0), row("zone-b", 1, 1, 1, 0))},
-		{name: "percentage minAvailable without topologyKey", budget: tdb("web").minAvailable(intstr.FromString("50%")),
+		{name: "percentage minAvailable without topologyKey", budget: tdb("web").MinAvailable(intstr.FromString("50%")),
 			want: blocked(row(AllDomain, 4, 3, 2, 0))},
 		{name: "integer minAvailable without topologyKey needs no scale",
-			budget: tdb("web").minAvailable(intstr.FromInt32(1)),
+			budget: tdb("web").MinAvailable(intstr.FromInt32(1)),
 			want:   withRows(row(AllDomain, 4, 3, 1, 2))},
 	}
 	for _, tc := range tests {
@@ -331,8 +333,8 @@ func TestComputeNoScale(t *testing.T) {
 	}
 }
 
-func join2(ps []*podBuilder, more ...*podBuilder) []*podBuilder {
-	return append(append([]*podBuilder{}, ps...), more...)
+func join2(ps []*builders.PodWrapper, more ...*builders.PodWrapper) []*builders.PodWrapper {
+	return append(append([]*builders.PodWrapper{}, ps...), more...)
 }
 
 // A controller whose pods are all gone (deleted directly, or blocked from
@@ -341,7 +343,7 @@ func join2(ps []*podBuilder, more ...*podBuilder) []*podBuilder {
 func TestComputeControllerWithoutPods(t *testing.T) {
 	podsOf := append(readyPods("b", "n3", "sts-b", 2), readyPods("c", "n4", "sts-c", 2)...)
 	base := world{
-		tdb:    tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).maxDisruptedDomains(1),
+		tdb:    tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).MaxDisruptedDomains(1),
 		nodes:  threeZones(),
 		pods:   podsOf,
 		owners: []Owner{owner("sts-b", 2), owner("sts-c", 2)},

@@ -36,7 +36,7 @@ import (
 func benchWorld(nPods, nNodes, nZones int) Input {
 	nodes := make(map[string]*corev1.Node, nNodes)
 	for i := range nNodes {
-		n := node("node-"+strconv.Itoa(i)).zone("zone-"+strconv.Itoa(i%nZones)).label("rack", strconv.Itoa(i%40)).obj()
+		n := node("node-"+strconv.Itoa(i)).Zone("zone-"+strconv.Itoa(i%nZones)).Label("rack", strconv.Itoa(i%40)).Obj()
 		nodes[n.Name] = n
 	}
 	const nCtrls = 20
@@ -47,14 +47,14 @@ func benchWorld(nPods, nNodes, nZones int) Input {
 	}
 	ps := make([]*corev1.Pod, 0, nPods)
 	for i := range nPods {
-		p := pod("web-"+strconv.Itoa(i)).onNode("node-"+strconv.Itoa(i%nNodes)).ownedBy(types.UID("rs-"+strconv.Itoa(i%nCtrls))).
-			labels("app", "web", "pod-template-hash", "abc123")
+		p := pod("web-"+strconv.Itoa(i)).OnNode("node-"+strconv.Itoa(i%nNodes)).
+			ControlledBy(replicaSet(types.UID("rs-"+strconv.Itoa(i%nCtrls)))).Label("pod-template-hash", "abc123")
 		if i%100 == 7 {
-			p.notReady()
+			p.NotReady()
 		} else {
-			p.ready()
+			p.Ready()
 		}
-		ps = append(ps, p.obj())
+		ps = append(ps, p.Obj())
 	}
 	var recs []policyv1alpha1.DisruptedPod
 	for i := range 50 {
@@ -64,7 +64,7 @@ func benchWorld(nPods, nNodes, nZones int) Input {
 		}
 		recs = append(recs, record(name, "zone-"+strconv.Itoa(i%nZones), types.UID("rs-"+strconv.Itoa(i%nCtrls)), at(-time.Duration(i)*time.Second)))
 	}
-	b := tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).maxDisruptedDomains(1).records(recs...).obj()
+	b := tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).MaxDisruptedDomains(1).DisruptedPods(recs...).Obj()
 	return Input{Budget: b, Pods: ps, Nodes: func(name string) *corev1.Node { return nodes[name] }, Owners: os, Now: t0}
 }
 

@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
 // pdbNumbers are the four numbers of a policy/v1 PodDisruptionBudget status.
@@ -107,7 +108,7 @@ func TestComputePlainPDBParity(t *testing.T) {
 		name    string
 		field   string // "maxUnavailable=…" or "minAvailable=…"
 		term    *policyv1alpha1.NodeSelectorTerm
-		pods    []*podBuilder
+		pods    []*builders.PodWrapper
 		scales  map[types.UID]int32
 		records []policyv1alpha1.DisruptedPod
 		want    pdbNumbers
@@ -140,8 +141,8 @@ func TestComputePlainPDBParity(t *testing.T) {
 			pods: readyPods("w", "n1", rsA, 5), scales: map[types.UID]int32{rsA: 5},
 			want: pdbNumbers{Expected: 5, Healthy: 5, Desired: 6, Allowed: 0}},
 		{name: "minAvailable int counts deleting and not-Ready pods as expected", field: "minAvailable=2",
-			pods: append(readyPods("w", "n1", rsA, 3), pod("x-0").onNode("n1").ready().deleting().ownedBy(rsA),
-				pod("x-1").onNode("n1").notReady().ownedBy(rsA)),
+			pods: append(readyPods("w", "n1", rsA, 3), pod("x-0").OnNode("n1").Ready().Deleting(t0).ControlledBy(replicaSet(rsA)),
+				pod("x-1").OnNode("n1").NotReady().ControlledBy(replicaSet(rsA))),
 			scales: map[types.UID]int32{rsA: 5},
 			want:   pdbNumbers{Expected: 5, Healthy: 3, Desired: 2, Allowed: 1}},
 		{name: "minAvailable percent rounds up", field: "minAvailable=75%",
@@ -157,7 +158,7 @@ func TestComputePlainPDBParity(t *testing.T) {
 			pods: readyPods("w", "n1", rsA, 4), scales: map[types.UID]int32{rsA: 6},
 			want: pdbNumbers{Expected: 6, Healthy: 4, Desired: 3, Allowed: 1}},
 		{name: "unscheduled pod counts as expected, not healthy", field: "maxUnavailable=1",
-			pods: append(readyPods("w", "n1", rsA, 3), pod("p-0").pending().ownedBy(rsA)), scales: map[types.UID]int32{rsA: 4},
+			pods: append(readyPods("w", "n1", rsA, 3), pod("p-0").Pending().ControlledBy(replicaSet(rsA))), scales: map[types.UID]int32{rsA: 4},
 			want: pdbNumbers{Expected: 4, Healthy: 3, Desired: 3, Allowed: 0}},
 		{name: "surge: more pods than the scale", field: "maxUnavailable=1",
 			pods: readyPods("w", "n1", rsA, 4), scales: map[types.UID]int32{rsA: 3},
@@ -174,8 +175,8 @@ func TestComputePlainPDBParity(t *testing.T) {
 			scales: map[types.UID]int32{rsA: 3, rsB: 3},
 			want:   pdbNumbers{Expected: 6, Healthy: 5, Desired: 4, Allowed: 1}},
 		{name: "deleting and not-Ready pods are not healthy", field: "maxUnavailable=2",
-			pods: append(readyPods("w", "n1", rsA, 4), pod("x-0").onNode("n1").ready().deleting().ownedBy(rsA),
-				pod("x-1").onNode("n1").notReady().ownedBy(rsA)),
+			pods: append(readyPods("w", "n1", rsA, 4), pod("x-0").OnNode("n1").Ready().Deleting(t0).ControlledBy(replicaSet(rsA)),
+				pod("x-1").OnNode("n1").NotReady().ControlledBy(replicaSet(rsA))),
 			scales: map[types.UID]int32{rsA: 6},
 			want:   pdbNumbers{Expected: 6, Healthy: 4, Desired: 4, Allowed: 0}},
 		{name: "a recorded eviction keeps its pod from counting", field: "maxUnavailable=2",
@@ -184,20 +185,20 @@ func TestComputePlainPDBParity(t *testing.T) {
 			want:    pdbNumbers{Expected: 5, Healthy: 4, Desired: 3, Allowed: 1}},
 		{name: "an empty nodeSelectorTerm changes nothing", field: "maxUnavailable=1",
 			term: &policyv1alpha1.NodeSelectorTerm{},
-			pods: append(readyPods("w", "n1", rsA, 3), pod("p-0").pending().ownedBy(rsA)), scales: map[types.UID]int32{rsA: 4},
+			pods: append(readyPods("w", "n1", rsA, 3), pod("p-0").Pending().ControlledBy(replicaSet(rsA))), scales: map[types.UID]int32{rsA: 4},
 			want: pdbNumbers{Expected: 4, Healthy: 3, Desired: 3, Allowed: 0}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := tdb("web").records(tc.records...)
+			b := tdb("web").DisruptedPods(tc.records...)
 			field, value, _ := strings.Cut(tc.field, "=")
 			if field == "maxUnavailable" {
-				b.maxUnavailable(intOrPct(value))
+				b.MaxUnavailable(intOrPct(value))
 			} else {
-				b.minAvailable(intOrPct(value))
+				b.MinAvailable(intOrPct(value))
 			}
 			if tc.term != nil {
-				b.term(*tc.term)
+				b.NodeSelectorTerm(*tc.term)
 			}
 			var os []Owner
 			for uid, n := range tc.scales {
@@ -237,21 +238,13 @@ func TestComputePlainPDBParity(t *testing.T) {
 // zone-c, all of one spread controller whose scale is 9.
 func TestComputeThreeZones(t *testing.T) {
 	const sts = types.UID("sts")
-	base := func() []*podBuilder {
-		return []*podBuilder{
-			pod("a-0").onNode("n1").ready().ownedBy(sts), pod("a-1").onNode("n1").ready().ownedBy(sts),
-			pod("a-2").onNode("n2").ready().ownedBy(sts), pod("a-3").onNode("n2").ready().ownedBy(sts),
-			pod("b-0").onNode("n3").ready().ownedBy(sts), pod("b-1").onNode("n3").ready().ownedBy(sts),
-			pod("b-2").onNode("n3").ready().ownedBy(sts),
-			pod("c-0").onNode("n4").ready().ownedBy(sts), pod("c-1").onNode("n4").ready().ownedBy(sts),
-		}
-	}
+	base := func() []*builders.PodWrapper { return unevenZones(sts) }
 	// unready makes the named pods not Ready.
-	unready := func(ps []*podBuilder, names ...string) []*podBuilder {
+	unready := func(ps []*builders.PodWrapper, names ...string) []*builders.PodWrapper {
 		for _, p := range ps {
 			for _, n := range names {
-				if p.p.Name == n {
-					p.notReady()
+				if p.Obj().Name == n {
+					p.NotReady()
 				}
 			}
 		}
@@ -259,37 +252,37 @@ func TestComputeThreeZones(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		budget *tdbBuilder
-		pods   []*podBuilder
+		budget *builders.BudgetWrapper
+		pods   []*builders.PodWrapper
 		want   summary
 	}{
-		{name: "maxUnavailable 1", budget: tdb("web").zoned().maxUnavailable(intOrPct("1")), pods: base(),
+		{name: "maxUnavailable 1", budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("1")), pods: base(),
 			want: withRows(row("zone-a", 4, 4, 3, 1), row("zone-b", 3, 3, 2, 1), row("zone-c", 2, 2, 1, 1))},
-		{name: "maxUnavailable 50%", budget: tdb("web").zoned().maxUnavailable(intOrPct("50%")), pods: base(),
+		{name: "maxUnavailable 50%", budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("50%")), pods: base(),
 			want: withRows(row("zone-a", 4, 4, 2, 2), row("zone-b", 3, 3, 1, 2), row("zone-c", 2, 2, 1, 1))},
-		{name: "minAvailable 2", budget: tdb("web").zoned().minAvailable(intOrPct("2")), pods: base(),
+		{name: "minAvailable 2", budget: tdb("web").TopologyKey(zoneKey).MinAvailable(intOrPct("2")), pods: base(),
 			want: withRows(row("zone-a", 4, 4, 2, 2), row("zone-b", 3, 3, 2, 1), row("zone-c", 2, 2, 2, 0))},
-		{name: "minAvailable 60%", budget: tdb("web").zoned().minAvailable(intOrPct("60%")), pods: base(),
+		{name: "minAvailable 60%", budget: tdb("web").TopologyKey(zoneKey).MinAvailable(intOrPct("60%")), pods: base(),
 			want: withRows(row("zone-a", 4, 4, 3, 1), row("zone-b", 3, 3, 2, 1), row("zone-c", 2, 2, 2, 0))},
-		{name: "not-Ready pod uses its own domain's budget only", budget: tdb("web").zoned().maxUnavailable(intOrPct("1")),
+		{name: "not-Ready pod uses its own domain's budget only", budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("1")),
 			pods: unready(base(), "b-1"),
 			want: withRows(row("zone-a", 4, 4, 3, 1), row("zone-b", 3, 2, 2, 0), row("zone-c", 2, 2, 1, 1))},
 		{name: "maxDisruptedDomains 1: a disrupted domain stops the others",
-			budget: tdb("web").zoned().maxUnavailable(intOrPct("2")).maxDisruptedDomains(1), pods: unready(base(), "b-1"),
+			budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("2")).MaxDisruptedDomains(1), pods: unready(base(), "b-1"),
 			want: withRows(row("zone-a", 4, 4, 2, 0), row("zone-b", 3, 2, 1, 1), row("zone-c", 2, 2, 0, 0))},
 		{name: "maxDisruptedDomains 1 with nothing disrupted allows every domain",
-			budget: tdb("web").zoned().maxUnavailable(intOrPct("1")).maxDisruptedDomains(1), pods: base(),
+			budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("1")).MaxDisruptedDomains(1), pods: base(),
 			want: withRows(row("zone-a", 4, 4, 3, 1), row("zone-b", 3, 3, 2, 1), row("zone-c", 2, 2, 1, 1))},
 		{name: "maxDisruptedDomains 1 with two disrupted domains allows none",
-			budget: tdb("web").zoned().maxUnavailable(intOrPct("2")).maxDisruptedDomains(1), pods: unready(base(), "b-1", "c-1"),
+			budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("2")).MaxDisruptedDomains(1), pods: unready(base(), "b-1", "c-1"),
 			want: withRows(row("zone-a", 4, 4, 2, 0), row("zone-b", 3, 2, 1, 0), row("zone-c", 2, 1, 0, 0))},
 		{name: "maxDisruptedDomains 2 with one disrupted domain allows every domain",
-			budget: tdb("web").zoned().maxUnavailable(intOrPct("2")).maxDisruptedDomains(2), pods: unready(base(), "b-1"),
+			budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("2")).MaxDisruptedDomains(2), pods: unready(base(), "b-1"),
 			want: withRows(row("zone-a", 4, 4, 2, 2), row("zone-b", 3, 2, 1, 1), row("zone-c", 2, 2, 0, 2))},
 		{name: "maxDisruptedDomains 2 with two disrupted domains stops the third",
-			budget: tdb("web").zoned().maxUnavailable(intOrPct("2")).maxDisruptedDomains(2), pods: unready(base(), "b-1", "c-1"),
+			budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("2")).MaxDisruptedDomains(2), pods: unready(base(), "b-1", "c-1"),
 			want: withRows(row("zone-a", 4, 4, 2, 0), row("zone-b", 3, 2, 1, 1), row("zone-c", 2, 1, 0, 1))},
-		{name: "spread controller missing a pod: every domain expects it", budget: tdb("web").zoned().maxUnavailable(intOrPct("1")),
+		{name: "spread controller missing a pod: every domain expects it", budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("1")),
 			pods: base()[:8], // c-1 is gone and the controller still wants 9: spread, so every domain expects it
 			want: withRows(row("zone-a", 5, 4, 4, 0), row("zone-b", 4, 3, 3, 0), row("zone-c", 2, 1, 1, 0))},
 	}
@@ -313,26 +306,26 @@ func TestComputeThreeZones(t *testing.T) {
 // including a domain with one pod and one whose only pod is gone.
 func TestComputeOnePodDomains(t *testing.T) {
 	const rsA, rsB, rsC = types.UID("rs-a"), types.UID("rs-b"), types.UID("rs-c")
-	podsOf := func() []*podBuilder {
+	podsOf := func() []*builders.PodWrapper {
 		return append(append(readyPods("a", "n1", rsA, 5), readyPods("b", "n3", rsB, 2)...), readyPods("c", "n4", rsC, 1)...)
 	}
 	tests := []struct {
 		name    string
-		budget  *tdbBuilder
-		pods    []*podBuilder
+		budget  *builders.BudgetWrapper
+		pods    []*builders.PodWrapper
 		records []policyv1alpha1.DisruptedPod
 		want    summary
 	}{
-		{name: "maxUnavailable 1", budget: tdb("web").zoned().maxUnavailable(intOrPct("1")), pods: podsOf(),
+		{name: "maxUnavailable 1", budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("1")), pods: podsOf(),
 			want: withRows(row("zone-a", 5, 5, 4, 1), row("zone-b", 2, 2, 1, 1), row("zone-c", 1, 1, 0, 1))},
-		{name: "maxUnavailable 10% rounds up to one pod per domain", budget: tdb("web").zoned().maxUnavailable(intOrPct("10%")), pods: podsOf(),
+		{name: "maxUnavailable 10% rounds up to one pod per domain", budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("10%")), pods: podsOf(),
 			want: withRows(row("zone-a", 5, 5, 4, 1), row("zone-b", 2, 2, 1, 1), row("zone-c", 1, 1, 0, 1))},
-		{name: "minAvailable 1", budget: tdb("web").zoned().minAvailable(intOrPct("1")), pods: podsOf(),
+		{name: "minAvailable 1", budget: tdb("web").TopologyKey(zoneKey).MinAvailable(intOrPct("1")), pods: podsOf(),
 			want: withRows(row("zone-a", 5, 5, 1, 4), row("zone-b", 2, 2, 1, 1), row("zone-c", 1, 1, 1, 0))},
-		{name: "minAvailable 50%", budget: tdb("web").zoned().minAvailable(intOrPct("50%")), pods: podsOf(),
+		{name: "minAvailable 50%", budget: tdb("web").TopologyKey(zoneKey).MinAvailable(intOrPct("50%")), pods: podsOf(),
 			want: withRows(row("zone-a", 5, 5, 3, 2), row("zone-b", 2, 2, 1, 1), row("zone-c", 1, 1, 1, 0))},
 		{name: "zero-pod domain: its only pod was evicted and is gone",
-			budget: tdb("web").zoned().maxUnavailable(intOrPct("1")),
+			budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("1")),
 			pods:   podsOf()[:7], records: []policyv1alpha1.DisruptedPod{record("c-0", "zone-c", rsC, at(-time.Minute))},
 			want: func() summary {
 				s := withRows(row("zone-a", 5, 5, 4, 1), row("zone-b", 2, 2, 1, 1), row("zone-c", 1, 0, 0, 0))
@@ -340,7 +333,7 @@ func TestComputeOnePodDomains(t *testing.T) {
 				return s
 			}()},
 		{name: "zero-pod domain under minAvailable 0 allows nothing there",
-			budget: tdb("web").zoned().minAvailable(intOrPct("0")),
+			budget: tdb("web").TopologyKey(zoneKey).MinAvailable(intOrPct("0")),
 			pods:   podsOf()[:7], records: []policyv1alpha1.DisruptedPod{record("c-0", "zone-c", rsC, at(-time.Minute))},
 			want: func() summary {
 				s := withRows(row("zone-a", 5, 5, 0, 5), row("zone-b", 2, 2, 0, 2), row("zone-c", 1, 0, 0, 0))
@@ -350,7 +343,7 @@ func TestComputeOnePodDomains(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := world{tdb: tc.budget.records(tc.records...), nodes: threeZones(), pods: tc.pods,
+			w := world{tdb: tc.budget.DisruptedPods(tc.records...), nodes: threeZones(), pods: tc.pods,
 				owners: []Owner{owner(rsA, 5), owner(rsB, 2), owner(rsC, 1)}}
 			if diff := cmp.Diff(tc.want, summarize(Compute(w.input()))); diff != "" {
 				t.Errorf("Compute() (-want +got):\n%s", diff)
@@ -365,17 +358,17 @@ func TestComputeOnePodDomains(t *testing.T) {
 func TestComputeResult(t *testing.T) {
 	const rs = types.UID("rs")
 	w := world{
-		tdb: tdb("web").zoned().maxUnavailable(intOrPct("1")).records(
+		tdb: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("1")).DisruptedPods(
 			record("a-0", "zone-a", rs, at(-time.Minute)),    // running: protects a-0 for one more minute
 			record("a-1", "zone-a", rs, at(-3*time.Minute)),  // running for too long: expired
 			record("b-9", "zone-b", rs, at(-10*time.Minute)), // gone: explains rs's missing pod
 		),
 		nodes: threeZones(),
-		pods: []*podBuilder{
-			pod("a-0").onNode("n1").ready().ownedBy(rs), pod("a-1").onNode("n1").ready().ownedBy(rs),
-			pod("a-2").onNode("n2").ready().ownedBy(rs),
-			pod("b-0").onNode("n3").ready().ownedBy(rs),
-			pod("solo").onNode("n4").ready(),
+		pods: []*builders.PodWrapper{
+			pod("a-0").OnNode("n1").Ready().ControlledBy(replicaSet(rs)), pod("a-1").OnNode("n1").Ready().ControlledBy(replicaSet(rs)),
+			pod("a-2").OnNode("n2").Ready().ControlledBy(replicaSet(rs)),
+			pod("b-0").OnNode("n3").Ready().ControlledBy(replicaSet(rs)),
+			pod("solo").OnNode("n4").Ready(),
 		},
 		owners: []Owner{owner(rs, 5)},
 	}
@@ -443,19 +436,15 @@ func TestResultBlocked(t *testing.T) {
 func TestComputeMalformedAmounts(t *testing.T) {
 	tests := []struct {
 		name    string
-		budget  *tdbBuilder
+		budget  *builders.BudgetWrapper
 		wantErr string
 	}{
-		{name: "neither field", budget: tdb("web").zoned(), wantErr: "exactly one of spec.minAvailable and spec.maxUnavailable must be set"},
-		{name: "both fields", budget: func() *tdbBuilder {
-			b := tdb("web").zoned().maxUnavailable(intOrPct("1"))
-			v := intOrPct("2")
-			b.t.Spec.MinAvailable = &v
-			return b
-		}(), wantErr: "exactly one of"},
-		{name: "malformed percentage", budget: tdb("web").zoned().maxUnavailable(intstr.FromString("ten%")), wantErr: `spec.maxUnavailable: "ten%" is not`},
-		{name: "percentage above 100", budget: tdb("web").zoned().minAvailable(intstr.FromString("150%")), wantErr: `spec.minAvailable: "150%" is not`},
-		{name: "negative integer", budget: tdb("web").zoned().maxUnavailable(intstr.FromInt32(-1)), wantErr: `spec.maxUnavailable: "-1" is not`},
+		{name: "neither field", budget: tdb("web").TopologyKey(zoneKey), wantErr: "exactly one of spec.minAvailable and spec.maxUnavailable must be set"},
+		{name: "both fields", budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("1")).MinAvailable(intOrPct("2")),
+			wantErr: "exactly one of"},
+		{name: "malformed percentage", budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromString("ten%")), wantErr: `spec.maxUnavailable: "ten%" is not`},
+		{name: "percentage above 100", budget: tdb("web").TopologyKey(zoneKey).MinAvailable(intstr.FromString("150%")), wantErr: `spec.minAvailable: "150%" is not`},
+		{name: "negative integer", budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(-1)), wantErr: `spec.maxUnavailable: "-1" is not`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

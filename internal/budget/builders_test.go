@@ -26,15 +26,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
-// Small builders for the tests of this package. Defaults describe the common
-// case so that a table row only states what makes it special: a pod is in
-// namespace "ns", labelled app=web, Running, not Ready and has no controller;
-// a budget is ns/web selecting app=web.
+// The objects of these tests come from the shared builders, with this
+// package's defaults so that a table row only states what makes it special:
+// a pod is in namespace "ns", labelled app=web, Running, not Ready and has
+// no controller; a budget is ns/web selecting app=web.
 
 const (
-	zoneKey = "topology.kubernetes.io/zone"
+	zoneKey = builders.ZoneKey
 	testNS  = "ns"
 )
 
@@ -44,213 +45,89 @@ var t0 = time.Date(2026, 11, 21, 18, 0, 0, 0, time.UTC)
 // at returns t0 shifted by d.
 func at(d time.Duration) time.Time { return t0.Add(d) }
 
-type podBuilder struct{ p corev1.Pod }
-
-// pod returns a Running, not Ready, unscheduled pod ns/name labelled
-// app=web, whose UID is "uid-<name>".
-func pod(name string) *podBuilder {
-	return &podBuilder{p: corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      name,
-			Namespace: testNS,
-			UID:       types.UID("uid-" + name),
-			Labels:    map[string]string{"app": "web"},
-		},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning},
-	}}
+// pod returns a Running, not Ready (no Ready condition), unscheduled pod
+// ns/name labelled app=web, whose UID is "uid-<name>".
+func pod(name string) *builders.PodWrapper {
+	return builders.Pod(name).Namespace(testNS).UID(types.UID("uid-" + name)).
+		Labels(map[string]string{"app": "web"}).Running()
 }
 
-func (b *podBuilder) in(ns string) *podBuilder { b.p.Namespace = ns; return b }
-
-// labels replaces the pod's labels with the given key/value pairs.
-func (b *podBuilder) labels(kv ...string) *podBuilder {
-	b.p.Labels = map[string]string{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		b.p.Labels[kv[i]] = kv[i+1]
-	}
-	return b
+// replicaSet is a reference to the ReplicaSet rs-<uid>, for a pod's
+// controllerRef.
+func replicaSet(uid types.UID) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs-" + string(uid), UID: uid}
 }
 
-func (b *podBuilder) onNode(n string) *podBuilder { b.p.Spec.NodeName = n; return b }
-
-func (b *podBuilder) uid(u types.UID) *podBuilder { b.p.UID = u; return b }
-
-func (b *podBuilder) ready() *podBuilder { return b.readyIs(corev1.ConditionTrue) }
-
-func (b *podBuilder) notReady() *podBuilder { return b.readyIs(corev1.ConditionFalse) }
-
-func (b *podBuilder) readyIs(s corev1.ConditionStatus) *podBuilder {
-	b.p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: s}}
-	return b
-}
-
-func (b *podBuilder) phase(p corev1.PodPhase) *podBuilder { b.p.Status.Phase = p; return b }
-
-// pending makes the pod Pending and unscheduled.
-func (b *podBuilder) pending() *podBuilder {
-	b.p.Spec.NodeName = ""
-	b.p.Status.Conditions = nil
-	return b.phase(corev1.PodPending)
-}
-
-// deleting marks the pod as being deleted since t0.
-func (b *podBuilder) deleting() *podBuilder {
-	ts := metav1.NewTime(t0)
-	b.p.DeletionTimestamp = &ts
-	return b
-}
-
-// ownedBy gives the pod a controllerRef to a ReplicaSet with the given UID.
-func (b *podBuilder) ownedBy(uid types.UID) *podBuilder {
-	b.p.OwnerReferences = append(b.p.OwnerReferences, metav1.OwnerReference{
-		APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs-" + string(uid), UID: uid,
-		Controller: ptrTo(true),
-	})
-	return b
-}
-
-// referencedBy adds an ownerReference that is not a controllerRef.
-func (b *podBuilder) referencedBy(uid types.UID) *podBuilder {
-	b.p.OwnerReferences = append(b.p.OwnerReferences, metav1.OwnerReference{
-		APIVersion: "v1", Kind: "ConfigMap", Name: "cm-" + string(uid), UID: uid,
-	})
-	return b
-}
-
-func (b *podBuilder) obj() *corev1.Pod { p := b.p.DeepCopy(); return p }
-
-// pods builds every pod builder.
-func pods(bs ...*podBuilder) []*corev1.Pod {
-	out := make([]*corev1.Pod, 0, len(bs))
-	for _, b := range bs {
-		out = append(out, b.obj())
+// pods builds every pod.
+func pods(ws ...*builders.PodWrapper) []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, w.Obj())
 	}
 	return out
 }
 
 // readyPods returns n Ready pods named prefix-0.. on node, owned by owner.
-func readyPods(prefix, node string, owner types.UID, n int) []*podBuilder {
-	out := make([]*podBuilder, 0, n)
+func readyPods(prefix, node string, owner types.UID, n int) []*builders.PodWrapper {
+	out := make([]*builders.PodWrapper, 0, n)
 	for i := range n {
-		out = append(out, pod(prefix+"-"+itoa(i)).onNode(node).ready().ownedBy(owner))
+		out = append(out, pod(prefix+"-"+itoa(i)).OnNode(node).Ready().ControlledBy(replicaSet(owner)))
 	}
 	return out
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-type nodeBuilder struct{ n corev1.Node }
-
-func node(name string) *nodeBuilder {
-	return &nodeBuilder{n: corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}}
+// unevenZones returns nine Ready pods of controller ctrl over threeZones:
+// a-0..a-3 in zone-a (two on n1, two on n2), b-0..b-2 in zone-b (n3), c-0
+// and c-1 in zone-c (n4).
+func unevenZones(ctrl types.UID) []*builders.PodWrapper {
+	on := func(name, node string) *builders.PodWrapper {
+		return pod(name).OnNode(node).Ready().ControlledBy(replicaSet(ctrl))
+	}
+	return []*builders.PodWrapper{
+		on("a-0", "n1"), on("a-1", "n1"), on("a-2", "n2"), on("a-3", "n2"),
+		on("b-0", "n3"), on("b-1", "n3"), on("b-2", "n3"),
+		on("c-0", "n4"), on("c-1", "n4"),
+	}
 }
 
-func (b *nodeBuilder) zone(z string) *nodeBuilder { return b.label(zoneKey, z) }
-
-func (b *nodeBuilder) label(k, v string) *nodeBuilder { b.n.Labels[k] = v; return b }
-
-func (b *nodeBuilder) obj() *corev1.Node { return b.n.DeepCopy() }
+// node is builders.Node, short for the tables.
+func node(name string) *builders.NodeWrapper { return builders.Node(name) }
 
 // nodeLookup returns the Input.Nodes function over the given nodes.
-func nodeLookup(bs ...*nodeBuilder) func(string) *corev1.Node {
-	m := make(map[string]*corev1.Node, len(bs))
-	for _, b := range bs {
-		m[b.n.Name] = b.obj()
+func nodeLookup(ws ...*builders.NodeWrapper) func(string) *corev1.Node {
+	m := make(map[string]*corev1.Node, len(ws))
+	for _, w := range ws {
+		n := w.Obj()
+		m[n.Name] = n
 	}
 	return func(name string) *corev1.Node { return m[name] }
 }
 
 // threeZones: n1 and n2 in zone-a, n3 in zone-b, n4 in zone-c.
-func threeZones() []*nodeBuilder {
-	return []*nodeBuilder{
-		node("n1").zone("zone-a"), node("n2").zone("zone-a"),
-		node("n3").zone("zone-b"), node("n4").zone("zone-c"),
+func threeZones() []*builders.NodeWrapper {
+	return []*builders.NodeWrapper{
+		node("n1").Zone("zone-a"), node("n2").Zone("zone-a"),
+		node("n3").Zone("zone-b"), node("n4").Zone("zone-c"),
 	}
-}
-
-type tdbBuilder struct {
-	t policyv1alpha1.TopologyDisruptionBudget
 }
 
 // tdb returns budget ns/name selecting app=web, with generation 1 and a
 // status observed at generation 1, and no allowance field set.
-func tdb(name string) *tdbBuilder {
-	return &tdbBuilder{t: policyv1alpha1.TopologyDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS, Generation: 1},
-		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector: policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "web"}),
-		},
-		Status: policyv1alpha1.TopologyDisruptionBudgetStatus{ObservedGeneration: 1},
-	}}
+func tdb(name string) *builders.BudgetWrapper {
+	return builders.Budget(name).Namespace(testNS).MatchLabels(map[string]string{"app": "web"}).
+		Generation(1).ObservedGeneration(1)
 }
 
-func (b *tdbBuilder) selector(s *policyv1alpha1.LabelSelector) *tdbBuilder {
-	b.t.Spec.Selector = s
-	return b
-}
-
-func (b *tdbBuilder) topologyKey(k string) *tdbBuilder { b.t.Spec.TopologyKey = k; return b }
-
-func (b *tdbBuilder) zoned() *tdbBuilder { return b.topologyKey(zoneKey) }
-
-func (b *tdbBuilder) maxUnavailable(v intstr.IntOrString) *tdbBuilder {
-	b.t.Spec.MaxUnavailable, b.t.Spec.MinAvailable = &v, nil
-	return b
-}
-
-func (b *tdbBuilder) minAvailable(v intstr.IntOrString) *tdbBuilder {
-	b.t.Spec.MinAvailable, b.t.Spec.MaxUnavailable = &v, nil
-	return b
-}
-
-func (b *tdbBuilder) maxDisruptedDomains(n int32) *tdbBuilder {
-	b.t.Spec.MaxDisruptedDomains = &n
-	return b
-}
-
-func (b *tdbBuilder) term(t policyv1alpha1.NodeSelectorTerm) *tdbBuilder {
-	b.t.Spec.NodeSelectorTerm = &t
-	return b
-}
-
-func (b *tdbBuilder) unhealthyPolicy(p policyv1alpha1.UnhealthyPodEvictionPolicyType) *tdbBuilder {
-	b.t.Spec.UnhealthyPodEvictionPolicy = p
-	return b
-}
-
-func (b *tdbBuilder) records(rs ...policyv1alpha1.DisruptedPod) *tdbBuilder {
-	b.t.Status.DisruptedPods = rs
-	return b
-}
-
-func (b *tdbBuilder) generation(gen, observed int64) *tdbBuilder {
-	b.t.Generation, b.t.Status.ObservedGeneration = gen, observed
-	return b
-}
-
-// status sets the status rows (with totals summed) for eviction tests.
-func (b *tdbBuilder) status(rows ...policyv1alpha1.DomainStatus) *tdbBuilder {
-	st := &b.t.Status
-	st.Domains = rows
-	st.ExpectedPods, st.CurrentHealthy, st.DisruptionsAllowed = 0, 0, 0
-	for _, r := range rows {
-		st.ExpectedPods += r.ExpectedPods
-		st.CurrentHealthy += r.CurrentHealthy
-		st.DisruptionsAllowed += r.DisruptionsAllowed
-	}
-	st.DomainCount = int32(len(rows))
-	return b
-}
-
-func (b *tdbBuilder) condition(status metav1.ConditionStatus, reason, msg string) *tdbBuilder {
-	b.t.Status.Conditions = []metav1.Condition{{
+// disruptionAllowed is the DisruptionAllowed condition of a budget
+// observed at generation 1, set an hour before t0.
+func disruptionAllowed(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	return metav1.Condition{
 		Type: policyv1alpha1.ConditionDisruptionAllowed, Status: status, Reason: reason, Message: msg,
-		ObservedGeneration: b.t.Status.ObservedGeneration, LastTransitionTime: metav1.NewTime(at(-time.Hour)),
-	}}
-	return b
+		ObservedGeneration: 1, LastTransitionTime: metav1.NewTime(at(-time.Hour)),
+	}
 }
-
-func (b *tdbBuilder) obj() *policyv1alpha1.TopologyDisruptionBudget { return b.t.DeepCopy() }
 
 // intOrPct parses "3" as an integer and "30%" as a percentage.
 func intOrPct(s string) intstr.IntOrString { return intstr.Parse(s) }
@@ -286,9 +163,9 @@ func row(name string, expected, healthy, desired, allowed int32) policyv1alpha1.
 
 // world is the input of one Compute call, built from builders.
 type world struct {
-	tdb    *tdbBuilder
-	nodes  []*nodeBuilder
-	pods   []*podBuilder
+	tdb    *builders.BudgetWrapper
+	nodes  []*builders.NodeWrapper
+	pods   []*builders.PodWrapper
 	owners []Owner
 	// ownerMap, when set, is Input.Owners as is (controllerRef UIDs that
 	// resolve to another UID, as ReplicaSets resolve to their Deployment).
@@ -306,7 +183,7 @@ func (w world) input() Input {
 		os = owners(w.owners...)
 	}
 	return Input{
-		Budget:        w.tdb.obj(),
+		Budget:        w.tdb.Obj(),
 		Pods:          pods(w.pods...),
 		Nodes:         nodeLookup(w.nodes...),
 		Owners:        os,

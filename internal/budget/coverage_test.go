@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
 func expr(key string, op policyv1alpha1.NodeSelectorOperator, values ...string) policyv1alpha1.NodeSelectorRequirement {
@@ -39,7 +40,7 @@ func nameIs(op policyv1alpha1.NodeSelectorOperator, names ...string) policyv1alp
 // TestDomainOf: which pods a budget covers and in which domain, as the
 // webhook asks it for one pod.
 func TestDomainOf(t *testing.T) {
-	nodes := nodeLookup(node("n1").zone("zone-a"), node("n2").zone("zone-b"), node("bare"))
+	nodes := nodeLookup(node("n1").Zone("zone-a"), node("n2").Zone("zone-b"), node("bare"))
 	notC := policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr(zoneKey, "NotIn", "zone-b")}}
 	type result struct {
 		Covered bool
@@ -48,52 +49,52 @@ func TestDomainOf(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		budget *tdbBuilder
-		pod    *podBuilder
+		budget *builders.BudgetWrapper
+		pod    *builders.PodWrapper
 		want   result
 	}{
-		{name: "covered pod in its zone", budget: tdb("web").zoned(), pod: pod("a").onNode("n1"),
+		{name: "covered pod in its zone", budget: tdb("web").TopologyKey(zoneKey), pod: pod("a").OnNode("n1"),
 			want: result{Covered: true, Domain: "zone-a"}},
-		{name: "other namespace", budget: tdb("web").zoned(), pod: pod("a").in("other").onNode("n1"),
+		{name: "other namespace", budget: tdb("web").TopologyKey(zoneKey), pod: pod("a").Namespace("other").OnNode("n1"),
 			want: result{}},
-		{name: "selector does not match", budget: tdb("web").zoned(), pod: pod("a").labels("app", "db").onNode("n1"),
+		{name: "selector does not match", budget: tdb("web").TopologyKey(zoneKey), pod: pod("a").Labels(map[string]string{"app": "db"}).OnNode("n1"),
 			want: result{}},
-		{name: "no topologyKey: the single domain", budget: tdb("web"), pod: pod("a").onNode("n2"),
+		{name: "no topologyKey: the single domain", budget: tdb("web"), pod: pod("a").OnNode("n2"),
 			want: result{Covered: true, Domain: AllDomain}},
-		{name: "no topologyKey: an unscheduled pod is in the single domain", budget: tdb("web"), pod: pod("a").pending(),
+		{name: "no topologyKey: an unscheduled pod is in the single domain", budget: tdb("web"), pod: pod("a").Pending(),
 			want: result{Covered: true, Domain: AllDomain}},
-		{name: "no topologyKey: an unknown node does not matter", budget: tdb("web"), pod: pod("a").onNode("ghost"),
+		{name: "no topologyKey: an unknown node does not matter", budget: tdb("web"), pod: pod("a").OnNode("ghost"),
 			want: result{Covered: true, Domain: AllDomain}},
-		{name: "unscheduled pod is covered without a domain", budget: tdb("web").zoned(), pod: pod("a").pending(),
+		{name: "unscheduled pod is covered without a domain", budget: tdb("web").TopologyKey(zoneKey), pod: pod("a").Pending(),
 			want: result{Covered: true}},
-		{name: "node outside nodeSelectorTerm", budget: tdb("web").zoned().term(notC), pod: pod("a").onNode("n2"),
+		{name: "node outside nodeSelectorTerm", budget: tdb("web").TopologyKey(zoneKey).NodeSelectorTerm(notC), pod: pod("a").OnNode("n2"),
 			want: result{}},
-		{name: "node inside nodeSelectorTerm", budget: tdb("web").zoned().term(notC), pod: pod("a").onNode("n1"),
+		{name: "node inside nodeSelectorTerm", budget: tdb("web").TopologyKey(zoneKey).NodeSelectorTerm(notC), pod: pod("a").OnNode("n1"),
 			want: result{Covered: true, Domain: "zone-a"}},
-		{name: "nodeSelectorTerm without topologyKey", budget: tdb("web").term(notC), pod: pod("a").onNode("n1"),
+		{name: "nodeSelectorTerm without topologyKey", budget: tdb("web").NodeSelectorTerm(notC), pod: pod("a").OnNode("n1"),
 			want: result{Covered: true, Domain: AllDomain}},
-		{name: "nodeSelectorTerm without topologyKey, unscheduled pod", budget: tdb("web").term(notC), pod: pod("a").pending(),
+		{name: "nodeSelectorTerm without topologyKey, unscheduled pod", budget: tdb("web").NodeSelectorTerm(notC), pod: pod("a").Pending(),
 			want: result{Covered: true}},
-		{name: "node without the topology label", budget: tdb("web").zoned(), pod: pod("a").onNode("bare"),
+		{name: "node without the topology label", budget: tdb("web").TopologyKey(zoneKey), pod: pod("a").OnNode("bare"),
 			want: result{Covered: true, Err: `pod ns/a on node "bare": node has no label topology.kubernetes.io/zone`}},
-		{name: "unknown node: the pod runs nowhere and its domain is unknown", budget: tdb("web").zoned(), pod: pod("a").onNode("ghost"),
+		{name: "unknown node: the pod runs nowhere and its domain is unknown", budget: tdb("web").TopologyKey(zoneKey), pod: pod("a").OnNode("ghost"),
 			want: result{Covered: true, Err: "pod ns/a: " + ErrNodeGone.Error()}},
-		{name: "unknown node under nodeSelectorTerm without topologyKey: the one domain", budget: tdb("web").term(notC), pod: pod("a").onNode("ghost"),
+		{name: "unknown node under nodeSelectorTerm without topologyKey: the one domain", budget: tdb("web").NodeSelectorTerm(notC), pod: pod("a").OnNode("ghost"),
 			want: result{Covered: true, Domain: AllDomain}},
-		{name: "matchFields: node not listed", pod: pod("a").onNode("n2"),
-			budget: tdb("web").zoned().term(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{nameIs("In", "n1", "n9")}}),
+		{name: "matchFields: node not listed", pod: pod("a").OnNode("n2"),
+			budget: tdb("web").TopologyKey(zoneKey).NodeSelectorTerm(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{nameIs("In", "n1", "n9")}}),
 			want:   result{}},
-		{name: "matchFields: node listed", pod: pod("a").onNode("n1"),
-			budget: tdb("web").zoned().term(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{nameIs("In", "n1", "n9")}}),
+		{name: "matchFields: node listed", pod: pod("a").OnNode("n1"),
+			budget: tdb("web").TopologyKey(zoneKey).NodeSelectorTerm(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{nameIs("In", "n1", "n9")}}),
 			want:   result{Covered: true, Domain: "zone-a"}},
-		{name: "invalid spec", budget: tdb("web").selector(nil), pod: pod("a").onNode("n1"),
+		{name: "invalid spec", budget: tdb("web").Selector(nil), pod: pod("a").OnNode("n1"),
 			want: result{Err: "spec.selector is required"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var got result
 			var err error
-			got.Covered, got.Domain, err = DomainOf(tc.budget.obj(), tc.pod.obj(), nodes)
+			got.Covered, got.Domain, err = DomainOf(tc.budget.Obj(), tc.pod.Obj(), nodes)
 			if err != nil {
 				got.Err = err.Error()
 			}
@@ -114,17 +115,17 @@ func TestDomainOf(t *testing.T) {
 //	n3 zone-b rack=5 disk=hdd
 //	n4 zone-c rack=9
 func TestComputeNodeSelectorTerm(t *testing.T) {
-	nodes := []*nodeBuilder{
-		node("n1").zone("zone-a").label("rack", "1").label("disk", "ssd"),
-		node("n2").zone("zone-a").label("rack", "4"),
-		node("n3").zone("zone-b").label("rack", "5").label("disk", "hdd"),
-		node("n4").zone("zone-c").label("rack", "9"),
+	nodes := []*builders.NodeWrapper{
+		node("n1").Zone("zone-a").Label("rack", "1").Label("disk", "ssd"),
+		node("n2").Zone("zone-a").Label("rack", "4"),
+		node("n3").Zone("zone-b").Label("rack", "5").Label("disk", "hdd"),
+		node("n4").Zone("zone-c").Label("rack", "9"),
 	}
-	var ps []*podBuilder
+	var ps []*builders.PodWrapper
 	var os []Owner
 	for _, n := range []string{"n1", "n2", "n3", "n4"} {
 		uid := types.UID("rs-" + n)
-		ps = append(ps, pod("p-"+n).onNode(n).ready().ownedBy(uid))
+		ps = append(ps, pod("p-"+n).OnNode(n).Ready().ControlledBy(replicaSet(uid)))
 		os = append(os, owner(uid, 1))
 	}
 	a2, a1 := row("zone-a", 2, 2, 1, 1), row("zone-a", 1, 1, 0, 1)
@@ -182,9 +183,9 @@ func TestComputeNodeSelectorTerm(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := tdb("web").topologyKey(tc.topologyKey).maxUnavailable(intOrPct("1"))
+			b := tdb("web").TopologyKey(tc.topologyKey).MaxUnavailable(intOrPct("1"))
 			if tc.term != nil {
-				b.term(*tc.term)
+				b.NodeSelectorTerm(*tc.term)
 			}
 			w := world{tdb: b, nodes: nodes, pods: ps, owners: os}
 			if diff := cmp.Diff(tc.want, summarize(Compute(w.input()))); diff != "" {
@@ -203,36 +204,36 @@ func TestComputeIgnoresPods(t *testing.T) {
 	tests := []struct {
 		name     string
 		selector *policyv1alpha1.LabelSelector
-		pods     []*podBuilder
+		pods     []*builders.PodWrapper
 		want     summary
 	}{
 		{name: "only covered pods", pods: covered, want: withRows(row("zone-a", 3, 3, 2, 1))},
 		{name: "pods in another namespace, of another app, terminal",
-			pods: append(append([]*podBuilder{}, covered...),
-				pod("other-ns").in("other").onNode("n3").ready().ownedBy(rs),
-				pod("other-app").labels("app", "db").onNode("n3").ready().ownedBy(rs),
-				pod("done").onNode("n3").ready().ownedBy(rs).phase(corev1.PodSucceeded),
-				pod("failed").onNode("n3").ownedBy(rs).phase(corev1.PodFailed),
-				pod("terminal-on-bare-node").onNode("bare").phase(corev1.PodFailed),
-				pod("other-ns-on-bare-node").in("other").onNode("bare").ready(),
+			pods: append(append([]*builders.PodWrapper{}, covered...),
+				pod("other-ns").Namespace("other").OnNode("n3").Ready().ControlledBy(replicaSet(rs)),
+				pod("other-app").Labels(map[string]string{"app": "db"}).OnNode("n3").Ready().ControlledBy(replicaSet(rs)),
+				pod("done").OnNode("n3").Ready().ControlledBy(replicaSet(rs)).Phase(corev1.PodSucceeded),
+				pod("failed").OnNode("n3").ControlledBy(replicaSet(rs)).Phase(corev1.PodFailed),
+				pod("terminal-on-bare-node").OnNode("bare").Phase(corev1.PodFailed),
+				pod("other-ns-on-bare-node").Namespace("other").OnNode("bare").Ready(),
 			),
 			want: withRows(row("zone-a", 3, 3, 2, 1))},
 		{name: "a terminal pod leaves its controller one pod short",
-			pods: []*podBuilder{covered[0], covered[1], pod("w-2").onNode("n1").ownedBy(rs).phase(corev1.PodFailed)},
+			pods: []*builders.PodWrapper{covered[0], covered[1], pod("w-2").OnNode("n1").ControlledBy(replicaSet(rs)).Phase(corev1.PodFailed)},
 			want: withRows(row("zone-a", 3, 2, 2, 0))},
 		{name: "matchExpressions selector",
 			selector: &policyv1alpha1.LabelSelector{MatchExpressions: []policyv1alpha1.LabelSelectorRequirement{
 				{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"web"}},
 				{Key: "track", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"canary"}},
 			}},
-			pods: append(append([]*podBuilder{}, covered...),
-				pod("canary").labels("app", "web", "track", "canary").onNode("n3").ready().ownedBy("rs-canary")),
+			pods: append(append([]*builders.PodWrapper{}, covered...),
+				pod("canary").Labels(map[string]string{"app": "web", "track": "canary"}).OnNode("n3").Ready().ControlledBy(replicaSet("rs-canary"))),
 			want: withRows(row("zone-a", 3, 3, 2, 1))},
 		{name: "empty selector covers every pod of the namespace",
 			selector: &policyv1alpha1.LabelSelector{},
-			pods: append(append([]*podBuilder{}, covered...),
-				pod("db-0").labels("app", "db").onNode("n3").ready(),
-				pod("other-ns").in("other").onNode("n3").ready()),
+			pods: append(append([]*builders.PodWrapper{}, covered...),
+				pod("db-0").Labels(map[string]string{"app": "db"}).OnNode("n3").Ready(),
+				pod("other-ns").Namespace("other").OnNode("n3").Ready()),
 			want: func() summary {
 				s := withRows(row("zone-a", 3, 3, 2, 1), row("zone-b", 1, 1, 0, 1))
 				s.UnmanagedPods = []string{"db-0"}
@@ -241,9 +242,9 @@ func TestComputeIgnoresPods(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := tdb("web").zoned().maxUnavailable(intOrPct("1"))
+			b := tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("1"))
 			if tc.selector != nil {
-				b.selector(tc.selector)
+				b.Selector(tc.selector)
 			}
 			w := world{tdb: b, nodes: append(threeZones(), node("bare")), pods: tc.pods, owners: []Owner{owner(rs, 3)}}
 			if diff := cmp.Diff(tc.want, summarize(Compute(w.input()))); diff != "" {
@@ -259,10 +260,10 @@ func TestComputeIgnoresPods(t *testing.T) {
 func TestComputeDomainIssues(t *testing.T) {
 	const rsA, rsX = types.UID("rs-a"), types.UID("rs-x")
 	noLabel := DomainIssue{Pod: "x-0", Node: "bare", Reason: "node has no label " + zoneKey}
-	zonedPods := func(xNode string, x *podBuilder) []*podBuilder {
+	zonedPods := func(xNode string, x *builders.PodWrapper) []*builders.PodWrapper {
 		ps := append(readyPods("a", "n1", rsA, 2), readyPods("b", "n3", "rs-b", 2)...)
 		if x == nil {
-			x = pod("x-0").onNode(xNode).ready().ownedBy(rsX)
+			x = pod("x-0").OnNode(xNode).Ready().ControlledBy(replicaSet(rsX))
 		}
 		return append(ps, x)
 	}
@@ -275,40 +276,40 @@ func TestComputeDomainIssues(t *testing.T) {
 	notC := policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr(zoneKey, "In", "zone-a", "zone-b")}}
 	tests := []struct {
 		name   string
-		budget *tdbBuilder
-		pods   []*podBuilder
+		budget *builders.BudgetWrapper
+		pods   []*builders.PodWrapper
 		want   summary
 	}{
-		{name: "node without the topology label", budget: tdb("web").zoned(), pods: zonedPods("bare", nil),
+		{name: "node without the topology label", budget: tdb("web").TopologyKey(zoneKey), pods: zonedPods("bare", nil),
 			want: blocked([]DomainIssue{noLabel}, row("zone-a", 2, 2, 1, 0), row("zone-b", 2, 2, 1, 0))},
 		// A pod whose node is gone (or never seen) runs nowhere: it is no
 		// domain error (that would refuse every eviction of the budget);
 		// its controller misses it, here in every domain since nothing
 		// tells where it was.
-		{name: "unknown node: its pod is gone, missing in every domain", budget: tdb("web").zoned(), pods: zonedPods("ghost", nil),
+		{name: "unknown node: its pod is gone, missing in every domain", budget: tdb("web").TopologyKey(zoneKey), pods: zonedPods("ghost", nil),
 			want: withRows(row("zone-a", 3, 2, 2, 0), row("zone-b", 3, 2, 2, 0))},
-		{name: "not-Ready and deleting pods on a bare node are issues too", budget: tdb("web").zoned(),
-			pods: append(zonedPods("", pod("x-0").onNode("bare").notReady().ownedBy(rsX)),
-				pod("x-1").onNode("bare").ready().deleting().ownedBy(rsX)),
+		{name: "not-Ready and deleting pods on a bare node are issues too", budget: tdb("web").TopologyKey(zoneKey),
+			pods: append(zonedPods("", pod("x-0").OnNode("bare").NotReady().ControlledBy(replicaSet(rsX))),
+				pod("x-1").OnNode("bare").Ready().Deleting(t0).ControlledBy(replicaSet(rsX))),
 			want: blocked([]DomainIssue{noLabel, {Pod: "x-1", Node: "bare", Reason: noLabel.Reason}},
 				row("zone-a", 2, 2, 1, 0), row("zone-b", 2, 2, 1, 0))},
-		{name: "unknown node under a nodeSelectorTerm without topologyKey: its pod is missing from the one domain", budget: tdb("web").term(notC),
+		{name: "unknown node under a nodeSelectorTerm without topologyKey: its pod is missing from the one domain", budget: tdb("web").NodeSelectorTerm(notC),
 			pods: zonedPods("ghost", nil),
 			want: withRows(row(AllDomain, 5, 4, 4, 0))},
-		{name: "a bare node outside nodeSelectorTerm is no issue", budget: tdb("web").zoned().term(notC),
+		{name: "a bare node outside nodeSelectorTerm is no issue", budget: tdb("web").TopologyKey(zoneKey).NodeSelectorTerm(notC),
 			pods: zonedPods("bare", nil),
 			want: withRows(row("zone-a", 2, 2, 1, 1), row("zone-b", 2, 2, 1, 1))},
 		{name: "an unknown node without topologyKey nor term is no issue (policy/v1 does not look at nodes)",
 			budget: tdb("web"), pods: zonedPods("ghost", nil),
 			want: withRows(row(AllDomain, 5, 5, 4, 1))},
-		{name: "an unscheduled pod is no issue", budget: tdb("web").zoned(),
-			pods: zonedPods("", pod("x-0").pending().ownedBy(rsX)),
+		{name: "an unscheduled pod is no issue", budget: tdb("web").TopologyKey(zoneKey),
+			pods: zonedPods("", pod("x-0").Pending().ControlledBy(replicaSet(rsX))),
 			// rs-x has no scheduled pod: its missing pod counts in every domain.
 			want: withRows(row("zone-a", 3, 2, 2, 0), row("zone-b", 3, 2, 2, 0))},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := world{tdb: tc.budget.maxUnavailable(intOrPct("1")), nodes: append(threeZones(), node("bare")), pods: tc.pods,
+			w := world{tdb: tc.budget.MaxUnavailable(intOrPct("1")), nodes: append(threeZones(), node("bare")), pods: tc.pods,
 				owners: []Owner{owner(rsA, 2), owner("rs-b", 2), owner(rsX, 1)}}
 			got := Compute(w.input())
 			if diff := cmp.Diff(tc.want, summarize(got)); diff != "" {
@@ -333,22 +334,22 @@ func TestComputeNodeRelabelled(t *testing.T) {
 		readyPods("p3", "n3", sts, 2)...), readyPods("p4", "n4", sts, 2)...)
 	tests := []struct {
 		name  string
-		nodes []*nodeBuilder
+		nodes []*builders.NodeWrapper
 		want  summary
 	}{
 		{name: "as built", nodes: threeZones(),
 			want: withRows(row("zone-a", 4, 4, 3, 1), row("zone-b", 2, 2, 1, 1), row("zone-c", 2, 2, 1, 1))},
 		{name: "n2 moved to zone-b",
-			nodes: []*nodeBuilder{node("n1").zone("zone-a"), node("n2").zone("zone-b"), node("n3").zone("zone-b"), node("n4").zone("zone-c")},
+			nodes: []*builders.NodeWrapper{node("n1").Zone("zone-a"), node("n2").Zone("zone-b"), node("n3").Zone("zone-b"), node("n4").Zone("zone-c")},
 			want:  withRows(row("zone-a", 2, 2, 1, 1), row("zone-b", 4, 4, 3, 1), row("zone-c", 2, 2, 1, 1))},
 		{name: "n4 moved to zone-a: zone-c is gone",
-			nodes: []*nodeBuilder{node("n1").zone("zone-a"), node("n2").zone("zone-a"), node("n3").zone("zone-b"), node("n4").zone("zone-a")},
+			nodes: []*builders.NodeWrapper{node("n1").Zone("zone-a"), node("n2").Zone("zone-a"), node("n3").Zone("zone-b"), node("n4").Zone("zone-a")},
 			want:  withRows(row("zone-a", 6, 6, 5, 1), row("zone-b", 2, 2, 1, 1))},
 		{name: "n3 moved to a new zone-d",
-			nodes: []*nodeBuilder{node("n1").zone("zone-a"), node("n2").zone("zone-a"), node("n3").zone("zone-d"), node("n4").zone("zone-c")},
+			nodes: []*builders.NodeWrapper{node("n1").Zone("zone-a"), node("n2").Zone("zone-a"), node("n3").Zone("zone-d"), node("n4").Zone("zone-c")},
 			want:  withRows(row("zone-a", 4, 4, 3, 1), row("zone-c", 2, 2, 1, 1), row("zone-d", 2, 2, 1, 1))},
 		{name: "n3 lost its zone label",
-			nodes: []*nodeBuilder{node("n1").zone("zone-a"), node("n2").zone("zone-a"), node("n3"), node("n4").zone("zone-c")},
+			nodes: []*builders.NodeWrapper{node("n1").Zone("zone-a"), node("n2").Zone("zone-a"), node("n3"), node("n4").Zone("zone-c")},
 			want: func() summary {
 				s := withRows(row("zone-a", 4, 4, 3, 0), row("zone-c", 2, 2, 1, 0))
 				s.DomainIssues = []DomainIssue{
@@ -361,7 +362,7 @@ func TestComputeNodeRelabelled(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := world{tdb: tdb("web").zoned().maxUnavailable(intOrPct("1")), nodes: tc.nodes, pods: ps, owners: []Owner{owner(sts, 8)}}
+			w := world{tdb: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("1")), nodes: tc.nodes, pods: ps, owners: []Owner{owner(sts, 8)}}
 			if diff := cmp.Diff(tc.want, summarize(Compute(w.input()))); diff != "" {
 				t.Errorf("Compute() (-want +got):\n%s", diff)
 			}
@@ -374,36 +375,36 @@ func TestComputeNodeRelabelled(t *testing.T) {
 func TestComputeInvalidSpec(t *testing.T) {
 	tests := []struct {
 		name    string
-		budget  *tdbBuilder
+		budget  *builders.BudgetWrapper
 		wantErr string
 	}{
-		{name: "no selector", budget: tdb("web").zoned().selector(nil), wantErr: "spec.selector is required"},
+		{name: "no selector", budget: tdb("web").TopologyKey(zoneKey).Selector(nil), wantErr: "spec.selector is required"},
 		{name: "bad selector operator",
-			budget: tdb("web").zoned().selector(&policyv1alpha1.LabelSelector{MatchExpressions: []policyv1alpha1.LabelSelectorRequirement{
+			budget: tdb("web").TopologyKey(zoneKey).Selector(&policyv1alpha1.LabelSelector{MatchExpressions: []policyv1alpha1.LabelSelectorRequirement{
 				{Key: "app", Operator: "Gt", Values: []string{"1"}}}}),
 			wantErr: "parsing spec.selector: "},
 		{name: "Gt with a value that is not an integer",
-			budget:  tdb("web").zoned().term(policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr("rack", "Gt", "x")}}),
+			budget:  tdb("web").TopologyKey(zoneKey).NodeSelectorTerm(policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr("rack", "Gt", "x")}}),
 			wantErr: "parsing spec.nodeSelectorTerm: "},
 		{name: "matchFields on another field",
-			budget: tdb("web").zoned().term(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{
+			budget: tdb("web").TopologyKey(zoneKey).NodeSelectorTerm(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{
 				{Key: "metadata.uid", Operator: "In", Values: []string{"x"}}}}),
 			wantErr: `parsing spec.nodeSelectorTerm.matchFields[0]: key "metadata.uid" is not supported, only metadata.name`},
 		{name: "matchFields with Exists",
-			budget: tdb("web").zoned().term(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{
+			budget: tdb("web").TopologyKey(zoneKey).NodeSelectorTerm(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{
 				nameIs("In", "n1"), {Key: "metadata.name", Operator: "Exists"}}}),
 			wantErr: `parsing spec.nodeSelectorTerm.matchFields[1]: operator "Exists" is not supported, only In and NotIn`},
 		{name: "matchFields without values",
-			budget: tdb("web").zoned().term(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{
+			budget: tdb("web").TopologyKey(zoneKey).NodeSelectorTerm(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{
 				nameIs("In")}}),
 			wantErr: `parsing spec.nodeSelectorTerm.matchFields[0]: values must not be empty`},
 		{name: "In without values",
-			budget:  tdb("web").zoned().term(policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr(zoneKey, "In")}}),
+			budget:  tdb("web").TopologyKey(zoneKey).NodeSelectorTerm(policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr(zoneKey, "In")}}),
 			wantErr: "parsing spec.nodeSelectorTerm: "},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := world{tdb: tc.budget.maxUnavailable(intOrPct("1")), nodes: threeZones(), pods: readyPods("w", "n1", "rs", 3),
+			w := world{tdb: tc.budget.MaxUnavailable(intOrPct("1")), nodes: threeZones(), pods: readyPods("w", "n1", "rs", 3),
 				owners: []Owner{owner("rs", 3)}}
 			got := Compute(w.input())
 			if got.Err == nil || !strings.HasPrefix(got.Err.Error(), tc.wantErr) {
@@ -422,17 +423,17 @@ func TestComputeWithoutNodes(t *testing.T) {
 	const rs = types.UID("rs")
 	tests := []struct {
 		name   string
-		budget *tdbBuilder
+		budget *builders.BudgetWrapper
 		want   summary
 	}{
 		// Pods on nodes no one knows run nowhere: no domain has a pod, so
 		// no row exists and nothing is allowed.
-		{name: "zoned", budget: tdb("web").zoned(), want: summary{}},
+		{name: "zoned", budget: tdb("web").TopologyKey(zoneKey), want: summary{}},
 		{name: "no topologyKey", budget: tdb("web"), want: withRows(row(AllDomain, 2, 2, 1, 1))},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			in := world{tdb: tc.budget.maxUnavailable(intOrPct("1")), pods: readyPods("w", "n1", rs, 2), owners: []Owner{owner(rs, 2)}}.input()
+			in := world{tdb: tc.budget.MaxUnavailable(intOrPct("1")), pods: readyPods("w", "n1", rs, 2), owners: []Owner{owner(rs, 2)}}.input()
 			in.Nodes = nil
 			if diff := cmp.Diff(tc.want, summarize(Compute(in))); diff != "" {
 				t.Errorf("Compute() (-want +got):\n%s", diff)

@@ -92,7 +92,7 @@ func domainCosts(domain string, n int, base int32) func(map[string]int32) map[st
 // spec is a zoned budget allowing one unavailable pod per domain, with a
 // rollout of the given strategy and domain order ("" strategy: none set).
 func spec(strategy policyv1alpha1.RolloutStrategyType, order ...string) *policyv1alpha1.TopologyDisruptionBudgetSpec {
-	s := tdb("web").zoned().maxUnavailable(intOrPct("1")).obj().Spec
+	s := tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("1")).Obj().Spec
 	s.Rollout = &policyv1alpha1.RolloutSpec{Strategy: strategy, DomainOrder: order}
 	return &s
 }

@@ -28,20 +28,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
 // evictionBudget is ns/web, zoned, maxUnavailable 1, whose status says that
 // zone-a has no pod to spare and zone-b and zone-c have one each.
-func evictionBudget() *tdbBuilder {
-	return tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).
-		status(row("zone-a", 8, 7, 7, 0), row("zone-b", 8, 8, 7, 1), row("zone-c", 8, 8, 7, 1)).
-		condition(metav1.ConditionTrue, policyv1alpha1.ReasonSufficientPods, "some domain can lose a pod")
+func evictionBudget() *builders.BudgetWrapper {
+	return tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).
+		StatusDomains(row("zone-a", 8, 7, 7, 0), row("zone-b", 8, 8, 7, 1), row("zone-c", 8, 8, 7, 1)).
+		Conditions(disruptionAllowed(metav1.ConditionTrue, policyv1alpha1.ReasonSufficientPods, "some domain can lose a pod"))
 }
 
 // chargedStatus is the status of evictionBudget after one eviction of
 // pod b-0 in zone-b at t0.
 func chargedStatus() *policyv1alpha1.TopologyDisruptionBudgetStatus {
-	st := evictionBudget().status(row("zone-a", 8, 7, 7, 0), row("zone-b", 8, 7, 7, 0), row("zone-c", 8, 8, 7, 1)).obj().Status
+	st := evictionBudget().StatusDomains(row("zone-a", 8, 7, 7, 0), row("zone-b", 8, 7, 7, 0), row("zone-c", 8, 8, 7, 1)).Obj().Status
 	st.DisruptedPods = []policyv1alpha1.DisruptedPod{
 		{Name: "b-0", UID: "uid-b-0", Domain: "zone-b", ControllerUID: "rs", Time: metav1.NewTime(t0)},
 	}
@@ -51,8 +52,8 @@ func chargedStatus() *policyv1alpha1.TopologyDisruptionBudgetStatus {
 }
 
 // withRecords is b's status with records set and nothing else changed.
-func withRecords(b *tdbBuilder, recs ...policyv1alpha1.DisruptedPod) *policyv1alpha1.TopologyDisruptionBudgetStatus {
-	st := b.obj().Status
+func withRecords(b *builders.BudgetWrapper, recs ...policyv1alpha1.DisruptedPod) *policyv1alpha1.TopologyDisruptionBudgetStatus {
+	st := b.Obj().Status
 	st.DisruptedPods = recs
 	return &st
 }
@@ -60,73 +61,73 @@ func withRecords(b *tdbBuilder, recs ...policyv1alpha1.DisruptedPod) *policyv1al
 // TestDecideEviction: one eviction against one budget's status.
 func TestDecideEviction(t *testing.T) {
 	const rs = types.UID("rs")
-	podA := func() *podBuilder { return pod("a-0").onNode("n1").ready().ownedBy(rs) }
-	podB := func() *podBuilder { return pod("b-0").onNode("n3").ready().ownedBy(rs) }
+	podA := func() *builders.PodWrapper { return pod("a-0").OnNode("n1").Ready().ControlledBy(replicaSet(rs)) }
+	podB := func() *builders.PodWrapper { return pod("b-0").OnNode("n3").Ready().ControlledBy(replicaSet(rs)) }
 	records2000 := make([]policyv1alpha1.DisruptedPod, MaxDisruptedPods)
 	for i := range records2000 {
 		records2000[i] = record(fmt.Sprintf("old-%04d", i), "zone-c", rs, at(-time.Minute))
 	}
 	tests := []struct {
 		name   string
-		budget *tdbBuilder
-		pod    *podBuilder
+		budget *builders.BudgetWrapper
+		pod    *builders.PodWrapper
 		domain string
 		want   Decision
 	}{
 		// Pods that are not running pass, as in core.
-		{name: "pending pod passes", budget: evictionBudget(), pod: pod("a-0").pending().ownedBy(rs),
+		{name: "pending pod passes", budget: evictionBudget(), pod: pod("a-0").Pending().ControlledBy(replicaSet(rs)),
 			want: Decision{Allowed: true, Reason: DecisionPodNotRunning}},
-		{name: "succeeded pod passes", budget: evictionBudget(), pod: podA().phase(corev1.PodSucceeded), domain: "zone-a",
+		{name: "succeeded pod passes", budget: evictionBudget(), pod: podA().Phase(corev1.PodSucceeded), domain: "zone-a",
 			want: Decision{Allowed: true, Reason: DecisionPodNotRunning}},
-		{name: "failed pod passes", budget: evictionBudget(), pod: podA().phase(corev1.PodFailed), domain: "zone-a",
+		{name: "failed pod passes", budget: evictionBudget(), pod: podA().Phase(corev1.PodFailed), domain: "zone-a",
 			want: Decision{Allowed: true, Reason: DecisionPodNotRunning}},
-		{name: "deleting pod passes", budget: evictionBudget(), pod: podA().deleting(), domain: "zone-a",
+		{name: "deleting pod passes", budget: evictionBudget(), pod: podA().Deleting(t0), domain: "zone-a",
 			want: Decision{Allowed: true, Reason: DecisionPodNotRunning}},
-		{name: "not-running pods pass even when the status is stale", budget: evictionBudget().generation(2, 1),
-			pod: pod("a-0").pending().ownedBy(rs), want: Decision{Allowed: true, Reason: DecisionPodNotRunning}},
+		{name: "not-running pods pass even when the status is stale", budget: evictionBudget().Generation(2).ObservedGeneration(1),
+			pod: pod("a-0").Pending().ControlledBy(replicaSet(rs)), want: Decision{Allowed: true, Reason: DecisionPodNotRunning}},
 		{name: "a pod in phase Unknown is decided by the budget, as in core",
-			budget: evictionBudget(), pod: podA().phase(corev1.PodUnknown), domain: "zone-a",
+			budget: evictionBudget(), pod: podA().Phase(corev1.PodUnknown), domain: "zone-a",
 			want: Decision{Reason: DecisionInsufficientPods,
 				Message: "topology disruption budget ns/web: domain zone-a (topology.kubernetes.io/zone) has 7 healthy pods, needs 7; 0 disruptions allowed"}},
 
 		// Refusals.
-		{name: "stale observedGeneration", budget: evictionBudget().generation(3, 2), pod: podB(), domain: "zone-b",
+		{name: "stale observedGeneration", budget: evictionBudget().Generation(3).ObservedGeneration(2), pod: podB(), domain: "zone-b",
 			want: Decision{Reason: DecisionStaleStatus,
 				Message: "topology disruption budget ns/web: status is being updated for the new spec (observedGeneration 2 < generation 3); retry shortly"}},
 		{name: "blocked: domain error",
-			budget: evictionBudget().condition(metav1.ConditionFalse, policyv1alpha1.ReasonDomainError, "1 covered pod(s) have no domain"),
+			budget: evictionBudget().Conditions(disruptionAllowed(metav1.ConditionFalse, policyv1alpha1.ReasonDomainError, "1 covered pod(s) have no domain")),
 			pod:    podB(), domain: "zone-b",
 			want: Decision{Reason: DecisionBlocked,
 				Message: "topology disruption budget ns/web: no disruption is allowed: 1 covered pod(s) have no domain"}},
 		{name: "blocked: sync failed",
-			budget: evictionBudget().condition(metav1.ConditionFalse, policyv1alpha1.ReasonSyncFailed, "spec.selector is required"),
+			budget: evictionBudget().Conditions(disruptionAllowed(metav1.ConditionFalse, policyv1alpha1.ReasonSyncFailed, "spec.selector is required")),
 			pod:    podB(), domain: "zone-b",
 			want: Decision{Reason: DecisionBlocked,
 				Message: "topology disruption budget ns/web: no disruption is allowed: spec.selector is required"}},
-		{name: "unknown domain", budget: evictionBudget(), pod: pod("d-0").onNode("n9").ready().ownedBy(rs), domain: "zone-d",
+		{name: "unknown domain", budget: evictionBudget(), pod: pod("d-0").OnNode("n9").Ready().ControlledBy(replicaSet(rs)), domain: "zone-d",
 			want: Decision{Reason: DecisionUnknownDomain,
 				Message: `topology disruption budget ns/web: domain "zone-d" of pod d-0 is not in the budget's status yet; retry shortly`}},
 		{name: "insufficient pods", budget: evictionBudget(), pod: podA(), domain: "zone-a",
 			want: Decision{Reason: DecisionInsufficientPods,
 				Message: "topology disruption budget ns/web: domain zone-a (topology.kubernetes.io/zone) has 7 healthy pods, needs 7; 0 disruptions allowed"}},
 		{name: "insufficient pods without topologyKey",
-			budget: tdb("web").maxUnavailable(intstr.FromInt32(1)).status(row(AllDomain, 5, 4, 4, 0)),
+			budget: tdb("web").MaxUnavailable(intstr.FromInt32(1)).StatusDomains(row(AllDomain, 5, 4, 4, 0)),
 			pod:    podA(), domain: AllDomain,
 			want: Decision{Reason: DecisionInsufficientPods,
 				Message: "topology disruption budget ns/web: the budget has 4 healthy pods, needs 4; 0 disruptions allowed"}},
 		{name: "maxDisruptedDomains",
-			budget: evictionBudget().maxDisruptedDomains(1).
-				status(row("zone-a", 8, 7, 7, 0), row("zone-b", 8, 8, 7, 0), row("zone-c", 8, 8, 7, 0)),
+			budget: evictionBudget().MaxDisruptedDomains(1).
+				StatusDomains(row("zone-a", 8, 7, 7, 0), row("zone-b", 8, 8, 7, 0), row("zone-c", 8, 8, 7, 0)),
 			pod: podB(), domain: "zone-b",
 			want: Decision{Reason: DecisionMaxDisruptedDomains,
 				Message: "topology disruption budget ns/web: domain zone-b (topology.kubernetes.io/zone) has 8 healthy pods, needs 7; but 1 other domain(s) are disrupted (zone-a) and maxDisruptedDomains is 1; 0 disruptions allowed"}},
 		{name: "maxDisruptedDomains 2",
-			budget: evictionBudget().maxDisruptedDomains(2).
-				status(row("zone-a", 8, 7, 7, 0), row("zone-b", 8, 7, 7, 0), row("zone-c", 8, 8, 7, 0)),
-			pod: pod("c-0").onNode("n4").ready().ownedBy(rs), domain: "zone-c",
+			budget: evictionBudget().MaxDisruptedDomains(2).
+				StatusDomains(row("zone-a", 8, 7, 7, 0), row("zone-b", 8, 7, 7, 0), row("zone-c", 8, 8, 7, 0)),
+			pod: pod("c-0").OnNode("n4").Ready().ControlledBy(replicaSet(rs)), domain: "zone-c",
 			want: Decision{Reason: DecisionMaxDisruptedDomains,
 				Message: "topology disruption budget ns/web: domain zone-c (topology.kubernetes.io/zone) has 8 healthy pods, needs 7; but 2 other domain(s) are disrupted (zone-a, zone-b) and maxDisruptedDomains is 2; 0 disruptions allowed"}},
-		{name: "too many records", budget: evictionBudget().records(records2000...), pod: podB(), domain: "zone-b",
+		{name: "too many records", budget: evictionBudget().DisruptedPods(records2000...), pod: podB(), domain: "zone-b",
 			want: Decision{Reason: DecisionTooManyRecords,
 				Message: "topology disruption budget ns/web: 2000 evictions are still being accounted for; retry shortly"}},
 
@@ -135,41 +136,41 @@ func TestDecideEviction(t *testing.T) {
 		// pod cannot turn Ready and count again before it goes, and its
 		// replacement is expected in its own domain.
 		{name: "IfHealthyBudget: a not-Ready pod of a domain within its budget passes uncharged, recorded",
-			budget: evictionBudget().unhealthyPolicy(policyv1alpha1.IfHealthyBudget), pod: podA().notReady(), domain: "zone-a",
-			want: Decision{Allowed: true, Reason: DecisionUnhealthyPod, Status: withRecords(evictionBudget().unhealthyPolicy(policyv1alpha1.IfHealthyBudget),
+			budget: evictionBudget().UnhealthyPodEvictionPolicy(policyv1alpha1.IfHealthyBudget), pod: podA().NotReady(), domain: "zone-a",
+			want: Decision{Allowed: true, Reason: DecisionUnhealthyPod, Status: withRecords(evictionBudget().UnhealthyPodEvictionPolicy(policyv1alpha1.IfHealthyBudget),
 				policyv1alpha1.DisruptedPod{Name: "a-0", UID: "uid-a-0", Domain: "zone-a", ControllerUID: rs, Time: metav1.NewTime(t0)})}},
 		{name: "IfHealthyBudget is the default",
-			budget: evictionBudget(), pod: podA().notReady(), domain: "zone-a",
+			budget: evictionBudget(), pod: podA().NotReady(), domain: "zone-a",
 			want: Decision{Allowed: true, Reason: DecisionUnhealthyPod, Status: withRecords(evictionBudget(),
 				policyv1alpha1.DisruptedPod{Name: "a-0", UID: "uid-a-0", Domain: "zone-a", ControllerUID: rs, Time: metav1.NewTime(t0)})}},
 		{name: "IfHealthyBudget: a not-Ready pod of a domain below its budget needs an allowance",
-			budget: evictionBudget().status(row("zone-a", 8, 6, 7, 0), row("zone-b", 8, 8, 7, 1)),
-			pod:    podA().notReady(), domain: "zone-a",
+			budget: evictionBudget().StatusDomains(row("zone-a", 8, 6, 7, 0), row("zone-b", 8, 8, 7, 1)),
+			pod:    podA().NotReady(), domain: "zone-a",
 			want: Decision{Reason: DecisionInsufficientPods,
 				Message: "topology disruption budget ns/web: domain zone-a (topology.kubernetes.io/zone) has 6 healthy pods, needs 7; 0 disruptions allowed"}},
 		{name: "IfHealthyBudget: with desiredHealthy 0 a not-Ready pod is charged, and healthy pods stay healthy",
-			budget: evictionBudget().status(row("zone-a", 2, 1, 0, 1)),
-			pod:    podA().notReady(), domain: "zone-a",
+			budget: evictionBudget().StatusDomains(row("zone-a", 2, 1, 0, 1)),
+			pod:    podA().NotReady(), domain: "zone-a",
 			want: Decision{Allowed: true, Reason: DecisionCharged, Status: func() *policyv1alpha1.TopologyDisruptionBudgetStatus {
-				st := evictionBudget().status(row("zone-a", 2, 1, 0, 0)).
-					condition(metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods, "no domain has a healthy pod to spare; evictions wait until pods become Ready").obj().Status
+				st := evictionBudget().StatusDomains(row("zone-a", 2, 1, 0, 0)).
+					Conditions(disruptionAllowed(metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods, "no domain has a healthy pod to spare; evictions wait until pods become Ready")).Obj().Status
 				st.Conditions[0].LastTransitionTime = metav1.NewTime(t0)
 				st.DisruptedPods = []policyv1alpha1.DisruptedPod{
 					{Name: "a-0", UID: "uid-a-0", Domain: "zone-a", ControllerUID: rs, Time: metav1.NewTime(t0)}}
 				return &st
 			}()}},
 		{name: "AlwaysAllow: a not-Ready pod passes whatever the budget, recorded",
-			budget: evictionBudget().unhealthyPolicy(policyv1alpha1.AlwaysAllow).status(row("zone-a", 8, 6, 7, 0)),
-			pod:    podA().notReady(), domain: "zone-a",
+			budget: evictionBudget().UnhealthyPodEvictionPolicy(policyv1alpha1.AlwaysAllow).StatusDomains(row("zone-a", 8, 6, 7, 0)),
+			pod:    podA().NotReady(), domain: "zone-a",
 			want: Decision{Allowed: true, Reason: DecisionUnhealthyPod, Status: withRecords(
-				evictionBudget().unhealthyPolicy(policyv1alpha1.AlwaysAllow).status(row("zone-a", 8, 6, 7, 0)),
+				evictionBudget().UnhealthyPodEvictionPolicy(policyv1alpha1.AlwaysAllow).StatusDomains(row("zone-a", 8, 6, 7, 0)),
 				policyv1alpha1.DisruptedPod{Name: "a-0", UID: "uid-a-0", Domain: "zone-a", ControllerUID: rs, Time: metav1.NewTime(t0)})}},
 		{name: "a not-Ready pod is not recorded past the record limit",
-			budget: evictionBudget().records(records2000...), pod: podA().notReady(), domain: "zone-a",
+			budget: evictionBudget().DisruptedPods(records2000...), pod: podA().NotReady(), domain: "zone-a",
 			want: Decision{Reason: DecisionTooManyRecords,
 				Message: "topology disruption budget ns/web: 2000 evictions are still being accounted for; retry shortly"}},
 		{name: "AlwaysAllow: a Ready pod still needs an allowance",
-			budget: evictionBudget().unhealthyPolicy(policyv1alpha1.AlwaysAllow), pod: podA(), domain: "zone-a",
+			budget: evictionBudget().UnhealthyPodEvictionPolicy(policyv1alpha1.AlwaysAllow), pod: podA(), domain: "zone-a",
 			want: Decision{Reason: DecisionInsufficientPods,
 				Message: "topology disruption budget ns/web: domain zone-a (topology.kubernetes.io/zone) has 7 healthy pods, needs 7; 0 disruptions allowed"}},
 
@@ -177,17 +178,17 @@ func TestDecideEviction(t *testing.T) {
 		// A retry renews the record in a conditional write, so that the
 		// status controller's removal of it cannot pass unnoticed.
 		{name: "already recorded: allowed again without a second charge; the record is renewed to this attempt",
-			budget: evictionBudget().records(record("a-0", "zone-a", rs, at(-time.Minute))), pod: podA(), domain: "zone-a",
+			budget: evictionBudget().DisruptedPods(record("a-0", "zone-a", rs, at(-time.Minute))), pod: podA(), domain: "zone-a",
 			want: Decision{Allowed: true, Reason: DecisionAlreadyRecorded, Status: withRecords(evictionBudget(), record("a-0", "zone-a", rs, t0))}},
 		{name: "already recorded in this second: still written, so a failed write allows nothing",
-			budget: evictionBudget().records(record("a-0", "zone-a", rs, t0)), pod: podA(), domain: "zone-a",
+			budget: evictionBudget().DisruptedPods(record("a-0", "zone-a", rs, t0)), pod: podA(), domain: "zone-a",
 			want: Decision{Allowed: true, Reason: DecisionAlreadyRecorded, Status: withRecords(evictionBudget(), record("a-0", "zone-a", rs, t0))}},
 		{name: "recorded in another domain (its node was relabelled): refused until the record goes",
-			budget: evictionBudget().records(record("a-0", "zone-b", rs, at(-time.Minute))), pod: podA(), domain: "zone-a",
+			budget: evictionBudget().DisruptedPods(record("a-0", "zone-b", rs, at(-time.Minute))), pod: podA(), domain: "zone-a",
 			want: Decision{Reason: DecisionStaleStatus,
 				Message: "topology disruption budget ns/web: pod a-0 was recorded in domain zone-b and is now in zone-a; retry shortly"}},
 		{name: "a record of an earlier pod of the same name is replaced by the new charge",
-			budget: evictionBudget().records(func() policyv1alpha1.DisruptedPod {
+			budget: evictionBudget().DisruptedPods(func() policyv1alpha1.DisruptedPod {
 				r := record("b-0", "zone-c", rs, at(-time.Hour))
 				r.UID = "uid-old"
 				return r
@@ -200,7 +201,7 @@ func TestDecideEviction(t *testing.T) {
 			budget: evictionBudget(), pod: podB(), domain: "zone-b",
 			want: Decision{Allowed: true, Reason: DecisionCharged, Status: chargedStatus()}},
 		{name: "charge keeps the other records sorted by name",
-			budget: evictionBudget().records(record("a-9", "zone-a", rs, at(-time.Minute)), record("c-9", "zone-c", rs, at(-time.Minute))),
+			budget: evictionBudget().DisruptedPods(record("a-9", "zone-a", rs, at(-time.Minute)), record("c-9", "zone-c", rs, at(-time.Minute))),
 			pod:    podB(), domain: "zone-b",
 			want: Decision{Allowed: true, Reason: DecisionCharged, Status: func() *policyv1alpha1.TopologyDisruptionBudgetStatus {
 				st := chargedStatus()
@@ -212,41 +213,41 @@ func TestDecideEviction(t *testing.T) {
 				return st
 			}()}},
 		{name: "charge of a pod without a controller",
-			budget: evictionBudget(), pod: pod("b-0").onNode("n3").ready(), domain: "zone-b",
+			budget: evictionBudget(), pod: pod("b-0").OnNode("n3").Ready(), domain: "zone-b",
 			want: Decision{Allowed: true, Reason: DecisionCharged, Status: func() *policyv1alpha1.TopologyDisruptionBudgetStatus {
 				st := chargedStatus()
 				st.DisruptedPods[0].ControllerUID = ""
 				return st
 			}()}},
 		{name: "status rows out of order are still found",
-			budget: evictionBudget().status(row("zone-c", 8, 8, 7, 0), row("zone-a", 8, 8, 7, 1)),
+			budget: evictionBudget().StatusDomains(row("zone-c", 8, 8, 7, 0), row("zone-a", 8, 8, 7, 1)),
 			pod:    podA(), domain: "zone-a",
 			want: Decision{Allowed: true, Reason: DecisionCharged, Status: func() *policyv1alpha1.TopologyDisruptionBudgetStatus {
-				st := evictionBudget().status(row("zone-c", 8, 8, 7, 0), row("zone-a", 8, 7, 7, 0)).
-					condition(metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods, "no domain has a healthy pod to spare; evictions wait until pods become Ready").obj().Status
+				st := evictionBudget().StatusDomains(row("zone-c", 8, 8, 7, 0), row("zone-a", 8, 7, 7, 0)).
+					Conditions(disruptionAllowed(metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods, "no domain has a healthy pod to spare; evictions wait until pods become Ready")).Obj().Status
 				st.Conditions[0].LastTransitionTime = metav1.NewTime(t0)
 				st.DisruptedPods = []policyv1alpha1.DisruptedPod{
 					{Name: "a-0", UID: "uid-a-0", Domain: "zone-a", ControllerUID: rs, Time: metav1.NewTime(t0)}}
 				return &st
 			}()}},
 		{name: "charge under maxDisruptedDomains 1 zeroes the other domains",
-			budget: evictionBudget().maxDisruptedDomains(1).
-				status(row("zone-a", 8, 8, 7, 1), row("zone-b", 8, 8, 7, 1), row("zone-c", 8, 8, 7, 1)),
+			budget: evictionBudget().MaxDisruptedDomains(1).
+				StatusDomains(row("zone-a", 8, 8, 7, 1), row("zone-b", 8, 8, 7, 1), row("zone-c", 8, 8, 7, 1)),
 			pod: podB(), domain: "zone-b",
 			want: Decision{Allowed: true, Reason: DecisionCharged, Status: func() *policyv1alpha1.TopologyDisruptionBudgetStatus {
-				st := evictionBudget().maxDisruptedDomains(1).
-					status(row("zone-a", 8, 8, 7, 0), row("zone-b", 8, 7, 7, 0), row("zone-c", 8, 8, 7, 0)).
-					condition(metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods, "no domain has a healthy pod to spare; evictions wait until pods become Ready").obj().Status
+				st := evictionBudget().MaxDisruptedDomains(1).
+					StatusDomains(row("zone-a", 8, 8, 7, 0), row("zone-b", 8, 7, 7, 0), row("zone-c", 8, 8, 7, 0)).
+					Conditions(disruptionAllowed(metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods, "no domain has a healthy pod to spare; evictions wait until pods become Ready")).Obj().Status
 				st.Conditions[0].LastTransitionTime = metav1.NewTime(t0)
 				st.DisruptedPods = chargedStatus().DisruptedPods
 				return &st
 			}()}},
 		{name: "charge under maxDisruptedDomains 2 zeroes the third domain only",
-			budget: evictionBudget().maxUnavailable(intstr.FromInt32(2)).maxDisruptedDomains(2).
-				status(row("zone-a", 8, 7, 6, 1), row("zone-b", 8, 8, 6, 2), row("zone-c", 8, 8, 6, 2)),
+			budget: evictionBudget().MaxUnavailable(intstr.FromInt32(2)).MaxDisruptedDomains(2).
+				StatusDomains(row("zone-a", 8, 7, 6, 1), row("zone-b", 8, 8, 6, 2), row("zone-c", 8, 8, 6, 2)),
 			pod: podB(), domain: "zone-b",
 			want: Decision{Allowed: true, Reason: DecisionCharged, Status: func() *policyv1alpha1.TopologyDisruptionBudgetStatus {
-				st := evictionBudget().status(row("zone-a", 8, 7, 6, 1), row("zone-b", 8, 7, 6, 1), row("zone-c", 8, 8, 6, 0)).obj().Status
+				st := evictionBudget().StatusDomains(row("zone-a", 8, 7, 6, 1), row("zone-b", 8, 7, 6, 1), row("zone-c", 8, 8, 6, 0)).Obj().Status
 				st.DisruptedPods = chargedStatus().DisruptedPods
 				st.Conditions[0].Message = "2 disruption(s) allowed in zone-a, zone-b"
 				return &st
@@ -254,9 +255,9 @@ func TestDecideEviction(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := tc.budget.obj()
+			b := tc.budget.Obj()
 			before := b.DeepCopy()
-			got := DecideEviction(b, EvictionRequest{Pod: tc.pod.obj(), Domain: tc.domain, Now: t0})
+			got := DecideEviction(b, EvictionRequest{Pod: tc.pod.Obj(), Domain: tc.domain, Now: t0})
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("DecideEviction() (-want +got):\n%s", diff)
 			}
@@ -278,46 +279,40 @@ func TestDecideEviction(t *testing.T) {
 func TestDecideEvictionSequence(t *testing.T) {
 	const sts = types.UID("sts")
 	zoneOf := map[string]string{"n1": "zone-a", "n2": "zone-a", "n3": "zone-b", "n4": "zone-c"}
-	ps := []*podBuilder{
-		pod("a-0").onNode("n1").ready().ownedBy(sts), pod("a-1").onNode("n1").ready().ownedBy(sts),
-		pod("a-2").onNode("n2").ready().ownedBy(sts), pod("a-3").onNode("n2").ready().ownedBy(sts),
-		pod("b-0").onNode("n3").ready().ownedBy(sts), pod("b-1").onNode("n3").ready().ownedBy(sts),
-		pod("b-2").onNode("n3").ready().ownedBy(sts),
-		pod("c-0").onNode("n4").ready().ownedBy(sts), pod("c-1").onNode("n4").ready().ownedBy(sts),
-	}
+	ps := unevenZones(sts)
 	interleaved := []string{"a-0", "b-0", "c-0", "a-0", "a-1", "b-1", "c-1", "a-2", "b-2", "a-3", "c-0"}
 	byZone := []string{"a-0", "a-1", "a-2", "a-3", "b-0", "b-1", "b-2", "c-0", "c-1"}
 	tests := []struct {
 		name        string
-		budget      *tdbBuilder
+		budget      *builders.BudgetWrapper
 		order       []string
 		wantAllowed map[string]int32 // from Compute, before any eviction
 		wantCharged map[string]int32
 	}{
-		{name: "maxUnavailable 1", budget: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)), order: interleaved,
+		{name: "maxUnavailable 1", budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)), order: interleaved,
 			wantAllowed: map[string]int32{"zone-a": 1, "zone-b": 1, "zone-c": 1},
 			wantCharged: map[string]int32{"zone-a": 1, "zone-b": 1, "zone-c": 1}},
-		{name: "maxUnavailable 2", budget: tdb("web").zoned().maxUnavailable(intstr.FromInt32(2)), order: interleaved,
+		{name: "maxUnavailable 2", budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(2)), order: interleaved,
 			wantAllowed: map[string]int32{"zone-a": 2, "zone-b": 2, "zone-c": 2},
 			wantCharged: map[string]int32{"zone-a": 2, "zone-b": 2, "zone-c": 2}},
-		{name: "maxUnavailable 50%", budget: tdb("web").zoned().maxUnavailable(intstr.FromString("50%")), order: byZone,
+		{name: "maxUnavailable 50%", budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromString("50%")), order: byZone,
 			wantAllowed: map[string]int32{"zone-a": 2, "zone-b": 2, "zone-c": 1},
 			wantCharged: map[string]int32{"zone-a": 2, "zone-b": 2, "zone-c": 1}},
-		{name: "minAvailable 2", budget: tdb("web").zoned().minAvailable(intstr.FromInt32(2)), order: interleaved,
+		{name: "minAvailable 2", budget: tdb("web").TopologyKey(zoneKey).MinAvailable(intstr.FromInt32(2)), order: interleaved,
 			wantAllowed: map[string]int32{"zone-a": 2, "zone-b": 1, "zone-c": 0},
 			wantCharged: map[string]int32{"zone-a": 2, "zone-b": 1}},
-		{name: "minAvailable 60%", budget: tdb("web").zoned().minAvailable(intstr.FromString("60%")), order: byZone,
+		{name: "minAvailable 60%", budget: tdb("web").TopologyKey(zoneKey).MinAvailable(intstr.FromString("60%")), order: byZone,
 			wantAllowed: map[string]int32{"zone-a": 1, "zone-b": 1, "zone-c": 0},
 			wantCharged: map[string]int32{"zone-a": 1, "zone-b": 1}},
 		{name: "maxDisruptedDomains 1: the first domain charged takes its whole allowance, the others none",
-			budget: tdb("web").zoned().maxUnavailable(intstr.FromInt32(2)).maxDisruptedDomains(1), order: interleaved,
+			budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(2)).MaxDisruptedDomains(1), order: interleaved,
 			wantAllowed: map[string]int32{"zone-a": 2, "zone-b": 2, "zone-c": 2},
 			wantCharged: map[string]int32{"zone-a": 2}},
 		{name: "maxDisruptedDomains 2: two domains charged, the third none",
-			budget: tdb("web").zoned().maxUnavailable(intstr.FromInt32(2)).maxDisruptedDomains(2), order: interleaved,
+			budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(2)).MaxDisruptedDomains(2), order: interleaved,
 			wantAllowed: map[string]int32{"zone-a": 2, "zone-b": 2, "zone-c": 2},
 			wantCharged: map[string]int32{"zone-a": 2, "zone-b": 2}},
-		{name: "without topologyKey", budget: tdb("web").maxUnavailable(intstr.FromString("30%")), order: interleaved,
+		{name: "without topologyKey", budget: tdb("web").MaxUnavailable(intstr.FromString("30%")), order: interleaved,
 			wantAllowed: map[string]int32{AllDomain: 3},
 			wantCharged: map[string]int32{AllDomain: 3}},
 	}

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
 // fuzzBytes reads a fuzz input one decision at a time; past its end every
@@ -62,11 +63,11 @@ func decodeWorld(data []byte) Input {
 
 	zones := 1 + r.intn(4)
 	nNodes := 1 + r.intn(6)
-	var nodes []*nodeBuilder
+	var nodes []*builders.NodeWrapper
 	for i := range nNodes {
-		n := node("n"+strconv.Itoa(i)).label("rack", strconv.Itoa(r.intn(10)))
+		n := node("n"+strconv.Itoa(i)).Label("rack", strconv.Itoa(r.intn(10)))
 		if r.intn(8) != 0 {
-			n.zone("zone-" + strconv.Itoa(r.intn(zones)))
+			n.Zone("zone-" + strconv.Itoa(r.intn(zones)))
 		}
 		nodes = append(nodes, n)
 	}
@@ -74,30 +75,30 @@ func decodeWorld(data []byte) Input {
 	b := tdb("web")
 	zoned := r.intn(4) != 0
 	if zoned {
-		b.zoned()
+		b.TopologyKey(zoneKey)
 	}
 	switch r.intn(8) {
 	case 0:
-		b.term(policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr(zoneKey, "NotIn", "zone-0")}})
+		b.NodeSelectorTerm(policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr(zoneKey, "NotIn", "zone-0")}})
 	case 1:
-		b.term(policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr("rack", "Gt", "4")}})
+		b.NodeSelectorTerm(policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr("rack", "Gt", "4")}})
 	case 2:
-		b.term(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{nameIs("NotIn", "n0", "n1")}})
+		b.NodeSelectorTerm(policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{nameIs("NotIn", "n0", "n1")}})
 	case 3:
-		b.term(policyv1alpha1.NodeSelectorTerm{})
+		b.NodeSelectorTerm(policyv1alpha1.NodeSelectorTerm{})
 	}
 	switch r.intn(4) {
 	case 0:
-		b.maxUnavailable(intstr.FromInt32(int32(r.intn(5))))
+		b.MaxUnavailable(intstr.FromInt32(int32(r.intn(5))))
 	case 1:
-		b.maxUnavailable(intstr.FromString(strconv.Itoa(r.intn(21)*5) + "%"))
+		b.MaxUnavailable(intstr.FromString(strconv.Itoa(r.intn(21)*5) + "%"))
 	case 2:
-		b.minAvailable(intstr.FromInt32(int32(r.intn(6))))
+		b.MinAvailable(intstr.FromInt32(int32(r.intn(6))))
 	default:
-		b.minAvailable(intstr.FromString(strconv.Itoa(r.intn(101)) + "%"))
+		b.MinAvailable(intstr.FromString(strconv.Itoa(r.intn(101)) + "%"))
 	}
 	if m := r.intn(4); m > 0 && zoned {
-		b.maxDisruptedDomains(int32(m))
+		b.MaxDisruptedDomains(int32(m))
 	}
 
 	// Owners: controller k resolves to owner k, or to owner k-1 (two
@@ -116,46 +117,46 @@ func decodeWorld(data []byte) Input {
 	}
 
 	nPods := r.intn(20)
-	var ps []*podBuilder
+	var ps []*builders.PodWrapper
 	for i := range nPods {
 		p := pod("p" + strconv.Itoa(i))
 		switch c := r.intn(nOwners + 3); {
 		case c < nOwners:
-			p.ownedBy(ctrls[c])
+			p.ControlledBy(replicaSet(ctrls[c]))
 		case c == nOwners && r.intn(4) == 0:
-			p.ownedBy("rs-unknown")
+			p.ControlledBy(replicaSet("rs-unknown"))
 		}
 		switch at := r.intn(nNodes + 3); {
 		case at < nNodes:
-			p.onNode("n" + strconv.Itoa(at))
+			p.OnNode("n" + strconv.Itoa(at))
 		case at == nNodes:
-			p.pending()
+			p.Pending()
 		case at == nNodes+1 && r.intn(3) == 0:
-			p.onNode("ghost")
+			p.OnNode("ghost")
 		default:
-			p.onNode("n0")
+			p.OnNode("n0")
 		}
-		if p.p.Status.Phase == corev1.PodRunning {
+		if p.Obj().Status.Phase == corev1.PodRunning {
 			switch r.intn(12) {
 			case 0, 1:
-				p.notReady()
+				p.NotReady()
 			case 2:
-				p.ready().deleting()
+				p.Ready().Deleting(t0)
 			case 3:
-				p.phase(corev1.PodSucceeded)
+				p.Phase(corev1.PodSucceeded)
 			case 4:
-				p.phase(corev1.PodFailed)
+				p.Phase(corev1.PodFailed)
 			case 5:
-				p.ready().phase(corev1.PodUnknown)
+				p.Ready().Phase(corev1.PodUnknown)
 			default:
-				p.ready()
+				p.Ready()
 			}
 		}
 		switch r.intn(24) {
 		case 0:
-			p.in("other")
+			p.Namespace("other")
 		case 1:
-			p.labels("app", "db")
+			p.Labels(map[string]string{"app": "db"})
 		}
 		ps = append(ps, p)
 	}
@@ -186,9 +187,9 @@ func decodeWorld(data []byte) Input {
 			recs = append(recs, rec)
 		}
 	}
-	b.records(recs...)
+	b.DisruptedPods(recs...)
 
-	return Input{Budget: b.obj(), Pods: pods(ps...), Nodes: nodeLookup(nodes...), Owners: ownerMap, Now: t0}
+	return Input{Budget: b.Obj(), Pods: pods(ps...), Nodes: nodeLookup(nodes...), Owners: ownerMap, Now: t0}
 }
 
 // describe prints a decoded world for a failure report.

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
 // A Deployment with one replica stuck Pending since before any eviction:
@@ -39,29 +40,28 @@ import (
 // pod that was Pending before every grant counts against every domain.
 func TestRecordsStayBoundedWithAPermanentlyPendingReplica(t *testing.T) {
 	const rs = types.UID("rs")
-	stuck := pod("stuck").pending().ownedBy(rs)
-	stuck.p.CreationTimestamp = metav1.NewTime(at(-time.Hour))
-	budget := tdb("web").zoned().maxUnavailable(intstr.FromInt32(1))
+	stuck := pod("stuck").Pending().ControlledBy(replicaSet(rs)).CreatedAt(at(-time.Hour))
+	budget := tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1))
 	zones := []string{"n1", "n3", "n4"}
 	// Six pods, two per zone, plus the stuck one: replicas 7.
-	running := []*podBuilder{}
+	running := []*builders.PodWrapper{}
 	for i := 0; i < 6; i++ {
-		running = append(running, pod(fmt.Sprintf("p-%d", i)).onNode(zones[i%3]).ready().ownedBy(rs))
+		running = append(running, pod(fmt.Sprintf("p-%d", i)).OnNode(zones[i%3]).Ready().ControlledBy(replicaSet(rs)))
 	}
 	var records []policyv1alpha1.DisruptedPod
 	for i := 0; i < 50; i++ {
 		now := at(time.Duration(i) * time.Minute)
-		victim := running[i%6]
-		domain := map[string]string{"n1": "zone-a", "n3": "zone-b", "n4": "zone-c"}[victim.p.Spec.NodeName]
-		records = append(records, policyv1alpha1.DisruptedPod{Name: victim.p.Name, UID: victim.p.UID, Domain: domain,
+		victim := running[i%6].Obj()
+		domain := map[string]string{"n1": "zone-a", "n3": "zone-b", "n4": "zone-c"}[victim.Spec.NodeName]
+		records = append(records, policyv1alpha1.DisruptedPod{Name: victim.Name, UID: victim.UID, Domain: domain,
 			ControllerUID: rs, Time: metav1.NewTime(now)})
 		// The evicted pod is gone and its replacement not created yet: the
 		// new record is in flight and must be kept.
-		rest := append(append([]*podBuilder{}, running[:i%6]...), running[i%6+1:]...)
-		w := world{tdb: budget.records(records...), nodes: threeZones(), pods: append(rest, stuck), owners: []Owner{owner(rs, 7)}, now: now.Add(time.Second)}
+		rest := append(append([]*builders.PodWrapper{}, running[:i%6]...), running[i%6+1:]...)
+		w := world{tdb: budget.DisruptedPods(records...), nodes: threeZones(), pods: append(rest, stuck), owners: []Owner{owner(rs, 7)}, now: now.Add(time.Second)}
 		res := Compute(w.input())
-		if len(res.DisruptedPods) != 1 || res.DisruptedPods[0].Name != victim.p.Name {
-			t.Fatalf("eviction %d in flight: records %v, want only the one of %s", i, names(res.DisruptedPods), victim.p.Name)
+		if len(res.DisruptedPods) != 1 || res.DisruptedPods[0].Name != victim.Name {
+			t.Fatalf("eviction %d in flight: records %v, want only the one of %s", i, names(res.DisruptedPods), victim.Name)
 		}
 		// Every domain expects its two pods and the stuck one: the pod in
 		// flight is expected in its own domain, no more.
@@ -71,11 +71,10 @@ func TestRecordsStayBoundedWithAPermanentlyPendingReplica(t *testing.T) {
 			}
 		}
 		// The replacement (a new name) is scheduled in the same zone.
-		repl := pod(fmt.Sprintf("r-%d", i)).onNode(victim.p.Spec.NodeName).ready().ownedBy(rs)
-		repl.p.CreationTimestamp = metav1.NewTime(now.Add(time.Second))
+		repl := pod(fmt.Sprintf("r-%d", i)).OnNode(victim.Spec.NodeName).Ready().ControlledBy(replicaSet(rs)).CreatedAt(now.Add(time.Second))
 		running[i%6] = repl
-		w.pods = append(append([]*podBuilder{}, running...), stuck)
-		w.tdb = budget.records(res.DisruptedPods...)
+		w.pods = append(append([]*builders.PodWrapper{}, running...), stuck)
+		w.tdb = budget.DisruptedPods(res.DisruptedPods...)
 		res = Compute(w.input())
 		if len(res.DisruptedPods) != 0 {
 			t.Fatalf("eviction %d replaced: records %v, want none (only the stuck replica is missing, and it predates them)", i, names(res.DisruptedPods))
@@ -95,7 +94,7 @@ func TestRecordsAreCappedPerDomainLosslessly(t *testing.T) {
 	}
 	// replicas 6, 4 scheduled: 2 missing.
 	ps := append(readyPods("a", "n1", rs, 2), readyPods("b", "n3", rs, 2)...)
-	w := world{tdb: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).records(recs...), nodes: threeZones(), pods: ps, owners: []Owner{owner(rs, 6)}}
+	w := world{tdb: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).DisruptedPods(recs...), nodes: threeZones(), pods: ps, owners: []Owner{owner(rs, 6)}}
 	got := summarize(Compute(w.input()))
 	want := withRows(row("zone-a", 4, 2, 3, 0), row("zone-b", 3, 2, 2, 0)).withRecords("a-8@zone-a", "a-9@zone-a", "b-9@zone-b")
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -108,15 +107,15 @@ func TestRecordsAreCappedPerDomainLosslessly(t *testing.T) {
 // it was in, and drains of the other domains go on.
 func TestPodOnADeletedNode(t *testing.T) {
 	const sts = types.UID("sts")
-	three := func(gone *podBuilder) []*podBuilder {
-		return []*podBuilder{
-			pod("s-0").onNode("n1").ready().ownedBy(sts), pod("s-1").onNode("n3").ready().ownedBy(sts),
-			pod("s-2").onNode("n4").ready().ownedBy(sts), gone,
+	three := func(gone *builders.PodWrapper) []*builders.PodWrapper {
+		return []*builders.PodWrapper{
+			pod("s-0").OnNode("n1").Ready().ControlledBy(replicaSet(sts)), pod("s-1").OnNode("n3").Ready().ControlledBy(replicaSet(sts)),
+			pod("s-2").OnNode("n4").Ready().ControlledBy(replicaSet(sts)), gone,
 		}
 	}
 	// s-3 was on n2 (zone-a), a node that is gone.
-	onGone := func() *podBuilder { return pod("s-3").onNode("n2").ready().ownedBy(sts) }
-	nodes := []*nodeBuilder{node("n1").zone("zone-a"), node("n3").zone("zone-b"), node("n4").zone("zone-c")}
+	onGone := func() *builders.PodWrapper { return pod("s-3").OnNode("n2").Ready().ControlledBy(replicaSet(sts)) }
+	nodes := []*builders.NodeWrapper{node("n1").Zone("zone-a"), node("n3").Zone("zone-b"), node("n4").Zone("zone-c")}
 	goneNodes := func(name string) (map[string]string, bool) {
 		if name == "n2" {
 			return map[string]string{zoneKey: "zone-a"}, true
@@ -125,23 +124,23 @@ func TestPodOnADeletedNode(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		pod    *podBuilder
+		pod    *builders.PodWrapper
 		gone   func(string) (map[string]string, bool)
-		budget *tdbBuilder
+		budget *builders.BudgetWrapper
 		want   summary
 	}{
 		{name: "the deleted node's last labels place it", pod: onGone(), gone: goneNodes, budget: tdb("web"),
 			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 1, 1, 0, 1), row("zone-c", 1, 1, 0, 1))},
-		{name: "its eviction record places it", pod: onGone(), budget: tdb("web").records(record("s-3", "zone-a", sts, at(-time.Second))),
+		{name: "its eviction record places it", pod: onGone(), budget: tdb("web").DisruptedPods(record("s-3", "zone-a", sts, at(-time.Second))),
 			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 1, 1, 0, 1), row("zone-c", 1, 1, 0, 1)).withRecords("s-3@zone-a")},
-		{name: "its topology label (PodTopologyLabels) places it", pod: onGone().labels("app", "web", zoneKey, "zone-a"), budget: tdb("web"),
+		{name: "its topology label (PodTopologyLabels) places it", pod: onGone().Labels(map[string]string{"app": "web", zoneKey: "zone-a"}), budget: tdb("web"),
 			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 1, 1, 0, 1), row("zone-c", 1, 1, 0, 1))},
 		{name: "nothing known: missing in every domain, still no domain error", pod: onGone(), budget: tdb("web"),
 			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 2, 1, 1, 0), row("zone-c", 2, 1, 1, 0))},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := world{tdb: tc.budget.zoned().maxUnavailable(intstr.FromInt32(1)), nodes: nodes, pods: three(tc.pod), owners: []Owner{owner(sts, 4)}}
+			w := world{tdb: tc.budget.TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)), nodes: nodes, pods: three(tc.pod), owners: []Owner{owner(sts, 4)}}
 			in := w.input()
 			in.GoneNodes = tc.gone
 			if diff := cmp.Diff(tc.want, summarize(Compute(in))); diff != "" {
@@ -150,17 +149,17 @@ func TestPodOnADeletedNode(t *testing.T) {
 		})
 	}
 	// A node that exists without the label is still a domain error.
-	w := world{tdb: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)), nodes: append(nodes, node("n2")), pods: three(onGone()), owners: []Owner{owner(sts, 4)}}
+	w := world{tdb: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)), nodes: append(nodes, node("n2")), pods: three(onGone()), owners: []Owner{owner(sts, 4)}}
 	res := Compute(w.input())
 	if reason, _ := res.Blocked(); reason != policyv1alpha1.ReasonDomainError {
 		t.Errorf("an existing node without the label: blocked %q, want DomainError", reason)
 	}
 	// The webhook's view: the domain of the pod, or ErrNodeGone.
-	b := tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).obj()
-	if covered, d, err := Locate(b, onGone().obj(), nodeLookup(nodes...), goneNodes); !covered || d != "zone-a" || err != nil {
+	b := tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).Obj()
+	if covered, d, err := Locate(b, onGone().Obj(), nodeLookup(nodes...), goneNodes); !covered || d != "zone-a" || err != nil {
 		t.Errorf("Locate(last labels) = %v, %q, %v; want covered in zone-a", covered, d, err)
 	}
-	if covered, d, err := Locate(b, onGone().obj(), nodeLookup(nodes...), nil); !covered || d != "" || err == nil {
+	if covered, d, err := Locate(b, onGone().Obj(), nodeLookup(nodes...), nil); !covered || d != "" || err == nil {
 		t.Errorf("Locate(nothing known) = %v, %q, %v; want covered with ErrNodeGone", covered, d, err)
 	}
 }
@@ -170,11 +169,11 @@ func TestPodOnADeletedNode(t *testing.T) {
 // dropped only once a live read confirmed it a phantom.
 func TestRecordAgeAndConfirmation(t *testing.T) {
 	const rs = types.UID("rs")
-	ps := []*podBuilder{pod("a-0").onNode("n1").ready().ownedBy(rs), pod("a-1").onNode("n1").ready().ownedBy(rs), pod("a-2").onNode("n1").ready().ownedBy(rs)}
+	ps := []*builders.PodWrapper{pod("a-0").OnNode("n1").Ready().ControlledBy(replicaSet(rs)), pod("a-1").OnNode("n1").Ready().ControlledBy(replicaSet(rs)), pod("a-2").OnNode("n1").Ready().ControlledBy(replicaSet(rs))}
 	// The granting replica's clock was two minutes behind: by the grant
 	// time the record is long expired.
 	rec := record("a-0", "zone-a", rs, at(-2*time.Minute))
-	base := world{tdb: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).records(rec), nodes: threeZones(), pods: ps, owners: []Owner{owner(rs, 3)}}
+	base := world{tdb: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).DisruptedPods(rec), nodes: threeZones(), pods: ps, owners: []Owner{owner(rs, 3)}}
 	protected := withRows(row("zone-a", 3, 2, 2, 0)).withRecords("a-0@zone-a")
 
 	in := base.input()
@@ -210,7 +209,7 @@ func TestRecordAgeAndConfirmation(t *testing.T) {
 // such selectors) blocks only the pods it could select.
 func TestBrokenSelectorCoversOnlyWhatItMightSelect(t *testing.T) {
 	broken := func(sel *policyv1alpha1.LabelSelector) *policyv1alpha1.TopologyDisruptionBudget {
-		return tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).selector(sel).obj()
+		return tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).Selector(sel).Obj()
 	}
 	spaceValue := &policyv1alpha1.LabelSelector{MatchLabels: map[string]policyv1alpha1.LabelValue{"app": "web", "tier": "a b"}}
 	badExpr := &policyv1alpha1.LabelSelector{MatchLabels: map[string]policyv1alpha1.LabelValue{"app": "web"},
@@ -218,17 +217,17 @@ func TestBrokenSelectorCoversOnlyWhatItMightSelect(t *testing.T) {
 	tests := []struct {
 		name        string
 		tdb         *policyv1alpha1.TopologyDisruptionBudget
-		pod         *podBuilder
+		pod         *builders.PodWrapper
 		wantCovered bool
 	}{
-		{"another app is not touched", broken(spaceValue), pod("x").labels("app", "db").onNode("n1"), false},
-		{"a pod without the label is not touched", broken(badExpr), pod("x").labels("app", "db").onNode("n1"), false},
-		{"a pod the readable part selects is refused", broken(badExpr), pod("x").labels("app", "web").onNode("n1"), true},
-		{"another namespace is never touched", broken(badExpr), pod("x").in("other").labels("app", "web").onNode("n1"), false},
+		{"another app is not touched", broken(spaceValue), pod("x").Labels(map[string]string{"app": "db"}).OnNode("n1"), false},
+		{"a pod without the label is not touched", broken(badExpr), pod("x").Labels(map[string]string{"app": "db"}).OnNode("n1"), false},
+		{"a pod the readable part selects is refused", broken(badExpr), pod("x").Labels(map[string]string{"app": "web"}).OnNode("n1"), true},
+		{"another namespace is never touched", broken(badExpr), pod("x").Namespace("other").Labels(map[string]string{"app": "web"}).OnNode("n1"), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			covered, _, err := DomainOf(tc.tdb, tc.pod.obj(), nodeLookup(threeZones()...))
+			covered, _, err := DomainOf(tc.tdb, tc.pod.Obj(), nodeLookup(threeZones()...))
 			if covered != tc.wantCovered {
 				t.Errorf("covered = %v, want %v (err %v)", covered, tc.wantCovered, err)
 			}
@@ -238,7 +237,7 @@ func TestBrokenSelectorCoversOnlyWhatItMightSelect(t *testing.T) {
 		})
 	}
 	// The budget itself says SyncFailed, naming the field.
-	w := world{tdb: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).selector(spaceValue), nodes: threeZones()}
+	w := world{tdb: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).Selector(spaceValue), nodes: threeZones()}
 	res := Compute(w.input())
 	reason, msg := res.Blocked()
 	if reason != policyv1alpha1.ReasonSyncFailed || !contains(msg, "spec.selector") {
@@ -269,8 +268,8 @@ func TestCheckPodDisruptionBudgets(t *testing.T) {
 		}
 		return p
 	}
-	ready := pod("a-0").onNode("n1").ready().obj()
-	notReady := pod("a-0").onNode("n1").notReady().obj()
+	ready := pod("a-0").OnNode("n1").Ready().Obj()
+	notReady := pod("a-0").OnNode("n1").NotReady().Obj()
 	alwaysAllow := func(p *policyv1.PodDisruptionBudget) {
 		p.Spec.UnhealthyPodEvictionPolicy = ptrTo(policyv1.AlwaysAllow)
 	}
@@ -316,7 +315,7 @@ func TestCheckPodDisruptionBudgets(t *testing.T) {
 func TestGoneRecordsAreDroppedOnlyWhenConfirmed(t *testing.T) {
 	const rs = types.UID("rs")
 	rec := record("a-9", "zone-a", rs, at(-time.Second))
-	w := world{tdb: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).records(rec), nodes: threeZones(),
+	w := world{tdb: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).DisruptedPods(rec), nodes: threeZones(),
 		pods: readyPods("a", "n1", rs, 3), owners: []Owner{owner(rs, 3)}}
 	in := w.input()
 	in.ConfirmExpiry = true
@@ -340,8 +339,8 @@ func TestGoneRecordsAreDroppedOnlyWhenConfirmed(t *testing.T) {
 // existed.
 func TestEvictionOfAPodOnAGoneNode(t *testing.T) {
 	const rs = types.UID("rs")
-	p := pod("w-0").onNode("gone").ready().ownedBy(rs).obj()
-	healthy := tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).status(row("zone-a", 3, 3, 2, 1)).obj()
+	p := pod("w-0").OnNode("gone").Ready().ControlledBy(replicaSet(rs)).Obj()
+	healthy := tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).StatusDomains(row("zone-a", 3, 3, 2, 1)).Obj()
 	d := DecideEviction(healthy, EvictionRequest{Pod: p, Domain: "zone-a", Now: t0, NodeGone: true})
 	if !d.Allowed || d.Reason != DecisionCharged {
 		t.Fatalf("pod on a gone node: %+v; want charged", d)
@@ -350,7 +349,7 @@ func TestEvictionOfAPodOnAGoneNode(t *testing.T) {
 		t.Errorf("charge for a pod on a gone node: row %+v, records %v; want currentHealthy 3 (it was never counted), allowance 0, one record", got, d.Status.DisruptedPods)
 	}
 	// No allowance: refused, as any pod.
-	none := tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).status(row("zone-a", 3, 2, 2, 0)).obj()
+	none := tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).StatusDomains(row("zone-a", 3, 2, 2, 0)).Obj()
 	if d := DecideEviction(none, EvictionRequest{Pod: p, Domain: "zone-a", Now: t0, NodeGone: true}); d.Allowed {
 		t.Errorf("pod on a gone node, no allowance: %+v; want refused", d)
 	}

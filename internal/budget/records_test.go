@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
 // TestComputeRecordLifecycle: an eviction record keeps its running pod from
@@ -35,7 +36,7 @@ import (
 // zone-a under maxUnavailable 1.
 func TestComputeRecordLifecycle(t *testing.T) {
 	const rs = types.UID("rs")
-	three := func(change func(ps []*podBuilder)) []*podBuilder {
+	three := func(change func(ps []*builders.PodWrapper)) []*builders.PodWrapper {
 		ps := readyPods("a", "n1", rs, 3)
 		if change != nil {
 			change(ps)
@@ -52,7 +53,7 @@ func TestComputeRecordLifecycle(t *testing.T) {
 	free := withRows(row("zone-a", 3, 3, 2, 1))
 	tests := []struct {
 		name    string
-		pods    []*podBuilder
+		pods    []*builders.PodWrapper
 		records []policyv1alpha1.DisruptedPod
 		timeout time.Duration
 		want    want
@@ -77,11 +78,11 @@ func TestComputeRecordLifecycle(t *testing.T) {
 			want: want{Summary: withRows(row("zone-a", 3, 1, 2, 0)).withRecords("a-0@zone-a", "a-1@zone-a"),
 				RecheckAt: ptrTo(at(30 * time.Second))}},
 		{name: "a not-Ready pod's record is kept until the timeout too",
-			pods:    three(func(ps []*podBuilder) { ps[0].notReady() }),
+			pods:    three(func(ps []*builders.PodWrapper) { ps[0].NotReady() }),
 			records: []policyv1alpha1.DisruptedPod{record("a-0", "zone-a", rs, at(-time.Minute))},
 			want:    want{Summary: protected.withRecords("a-0@zone-a"), RecheckAt: ptrTo(at(time.Minute))}},
 		{name: "a deleting pod keeps its record past the timeout",
-			pods:    three(func(ps []*podBuilder) { ps[0].deleting() }),
+			pods:    three(func(ps []*builders.PodWrapper) { ps[0].Deleting(t0) }),
 			records: []policyv1alpha1.DisruptedPod{record("a-0", "zone-a", rs, at(-10*time.Minute))},
 			want:    want{Summary: protected.withRecords("a-0@zone-a")}},
 		{name: "a record whose UID differs from the pod of the same name counts as gone",
@@ -97,17 +98,17 @@ func TestComputeRecordLifecycle(t *testing.T) {
 			records: []policyv1alpha1.DisruptedPod{record("a-0", "zone-a", rs, at(-time.Hour))},
 			want:    want{Summary: protected.withRecords("a-0@zone-a")}},
 		{name: "a terminal pod's record counts as gone",
-			pods:    three(func(ps []*podBuilder) { ps[0].phase(corev1.PodSucceeded) }),
+			pods:    three(func(ps []*builders.PodWrapper) { ps[0].Phase(corev1.PodSucceeded) }),
 			records: []policyv1alpha1.DisruptedPod{record("a-0", "zone-a", rs, at(-time.Minute))},
 			want:    want{Summary: protected.withRecords("a-0@zone-a")}},
 		{name: "a gone pod's record is dropped once its replacement is scheduled",
-			pods:    append(three(nil)[1:], pod("a-3").onNode("n1").notReady().ownedBy(rs)),
+			pods:    append(three(nil)[1:], pod("a-3").OnNode("n1").NotReady().ControlledBy(replicaSet(rs))),
 			records: []policyv1alpha1.DisruptedPod{record("a-0", "zone-a", rs, at(-time.Minute))},
 			want:    want{Summary: protected}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := world{tdb: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).records(tc.records...),
+			w := world{tdb: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).DisruptedPods(tc.records...),
 				nodes: threeZones(), pods: tc.pods, owners: []Owner{owner(rs, 3)}}
 			in := w.input()
 			if tc.timeout > 0 {
@@ -132,10 +133,10 @@ func TestComputeRecordsKeepTheirFields(t *testing.T) {
 		record("s-2", "zone-b", sts, at(-time.Hour)),
 	}
 	w := world{
-		tdb:   tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).records(recs...),
+		tdb:   tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).DisruptedPods(recs...),
 		nodes: threeZones(),
-		pods: []*podBuilder{
-			pod("s-0").onNode("n1").ready().ownedBy(sts), pod("s-1").onNode("n3").ready().ownedBy(sts),
+		pods: []*builders.PodWrapper{
+			pod("s-0").OnNode("n1").Ready().ControlledBy(replicaSet(sts)), pod("s-1").OnNode("n3").Ready().ControlledBy(replicaSet(sts)),
 		},
 		owners: []Owner{owner(sts, 4)},
 	}

@@ -20,11 +20,11 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
 // Regression (second reader) R1: a Deployment's surge pod, Pending since before a grant (a rollout
@@ -36,22 +36,21 @@ func TestRegressionSurgePendingPodDropsRecord(t *testing.T) {
 	const d, e = types.UID("d"), types.UID("e")
 	// Deployment d: replicas 3, one pod per zone; a surge pod N1 Pending
 	// since t0-1m. Deployment e: 2 pods, both in zone-a.
-	surge := pod("d-new").pending().ownedBy(d)
-	surge.p.CreationTimestamp = metav1.NewTime(at(-time.Minute))
-	before := []*podBuilder{
-		pod("d-a").onNode("n1").ready().ownedBy(d), pod("d-b").onNode("n3").ready().ownedBy(d), pod("d-c").onNode("n4").ready().ownedBy(d),
+	surge := pod("d-new").Pending().ControlledBy(replicaSet(d)).CreatedAt(at(-time.Minute))
+	before := []*builders.PodWrapper{
+		pod("d-a").OnNode("n1").Ready().ControlledBy(replicaSet(d)), pod("d-b").OnNode("n3").Ready().ControlledBy(replicaSet(d)), pod("d-c").OnNode("n4").Ready().ControlledBy(replicaSet(d)),
 		surge,
-		pod("e-0").onNode("n2").ready().ownedBy(e), pod("e-1").onNode("n2").ready().ownedBy(e),
+		pod("e-0").OnNode("n2").Ready().ControlledBy(replicaSet(e)), pod("e-1").OnNode("n2").Ready().ControlledBy(replicaSet(e)),
 	}
-	bud := tdb("web").zoned().maxUnavailable(intstr.FromInt32(1))
+	bud := tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1))
 	w := world{tdb: bud, nodes: threeZones(), pods: before, owners: []Owner{owner(d, 3), owner(e, 2)}}
 	res := Compute(w.input())
 	t.Logf("before: %+v", summarize(res).Domains)
 	// d-a evicted at t0 (record in zone-a), then deleted; its replacement is
 	// not created yet.
 	rec := record("d-a", "zone-a", d, t0)
-	after := []*podBuilder{before[1], before[2], surge, before[4], before[5]}
-	w = world{tdb: bud.records(rec), nodes: threeZones(), pods: after, owners: []Owner{owner(d, 3), owner(e, 2)}, now: at(2 * time.Second)}
+	after := []*builders.PodWrapper{before[1], before[2], surge, before[4], before[5]}
+	w = world{tdb: bud.DisruptedPods(rec), nodes: threeZones(), pods: after, owners: []Owner{owner(d, 3), owner(e, 2)}, now: at(2 * time.Second)}
 	res = Compute(w.input())
 	s := summarize(res)
 	t.Logf("after: %+v records=%v", s.Domains, s.DisruptedPods)
@@ -70,14 +69,13 @@ func TestRegressionSurgePendingPodDropsRecord(t *testing.T) {
 // missing then" and the record is dropped.
 func TestRegressionClockSkewDropsRecord(t *testing.T) {
 	const d, e = types.UID("d"), types.UID("e")
-	repl := pod("d-repl").pending().ownedBy(d)
-	repl.p.CreationTimestamp = metav1.NewTime(at(-1 * time.Second)) // API server clock
-	ps := []*podBuilder{
-		pod("d-b").onNode("n3").ready().ownedBy(d), pod("d-c").onNode("n4").ready().ownedBy(d), repl,
-		pod("e-0").onNode("n2").ready().ownedBy(e), pod("e-1").onNode("n2").ready().ownedBy(e),
+	repl := pod("d-repl").Pending().ControlledBy(replicaSet(d)).CreatedAt(at(-1 * time.Second)) // API server clock
+	ps := []*builders.PodWrapper{
+		pod("d-b").OnNode("n3").Ready().ControlledBy(replicaSet(d)), pod("d-c").OnNode("n4").Ready().ControlledBy(replicaSet(d)), repl,
+		pod("e-0").OnNode("n2").Ready().ControlledBy(replicaSet(e)), pod("e-1").OnNode("n2").Ready().ControlledBy(replicaSet(e)),
 	}
 	rec := record("d-a", "zone-a", d, at(time.Second)) // operator clock, 2 s ahead
-	w := world{tdb: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).records(rec), nodes: threeZones(), pods: ps,
+	w := world{tdb: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).DisruptedPods(rec), nodes: threeZones(), pods: ps,
 		owners: []Owner{owner(d, 3), owner(e, 2)}, now: at(3 * time.Second)}
 	res := Compute(w.input())
 	for _, r := range res.Domains {
@@ -94,13 +92,13 @@ func TestRegressionClockSkewDropsRecord(t *testing.T) {
 // replacement may be the gone pod's, not the evicted one's.
 func TestRegressionGoneNodePodOutranksRecord(t *testing.T) {
 	const d, e = types.UID("d"), types.UID("e")
-	gone := pod("d-a").onNode("n-gone").ready().ownedBy(d).deleting()
-	ps := []*podBuilder{
-		gone, pod("d-c").onNode("n4").ready().ownedBy(d), pod("d-r").onNode("n4").ready().ownedBy(d),
-		pod("e-0").onNode("n3").ready().ownedBy(e), pod("e-1").onNode("n3").ready().ownedBy(e),
+	gone := pod("d-a").OnNode("n-gone").Ready().ControlledBy(replicaSet(d)).Deleting(t0)
+	ps := []*builders.PodWrapper{
+		gone, pod("d-c").OnNode("n4").Ready().ControlledBy(replicaSet(d)), pod("d-r").OnNode("n4").Ready().ControlledBy(replicaSet(d)),
+		pod("e-0").OnNode("n3").Ready().ControlledBy(replicaSet(e)), pod("e-1").OnNode("n3").Ready().ControlledBy(replicaSet(e)),
 	}
 	rec := record("d-b", "zone-b", d, at(-time.Second))
-	w := world{tdb: tdb("web").zoned().maxUnavailable(intstr.FromInt32(1)).records(rec), nodes: threeZones(), pods: ps,
+	w := world{tdb: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).DisruptedPods(rec), nodes: threeZones(), pods: ps,
 		owners: []Owner{owner(d, 3), owner(e, 2)}, now: at(2 * time.Second)}
 	in := w.input()
 	in.GoneNodes = func(n string) (map[string]string, bool) {

@@ -30,11 +30,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/test/integration/framework"
 )
 
@@ -68,41 +68,17 @@ func newCostWorld(ns string) *costWorld {
 // replicaSet creates a ReplicaSet of pods labelled app, owned by dep (with
 // the given revision) when dep is set.
 func (w *costWorld) replicaSet(name, app string, replicas int32, dep *appsv1.Deployment, revision int) *appsv1.ReplicaSet {
-	labels := map[string]string{"app": app}
-	rs := &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name},
-		Spec: appsv1.ReplicaSetSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/app:1"}}},
-			},
-		},
-	}
+	b := builders.ReplicaSet(name).Namespace(w.ns).Replicas(replicas).PodLabels(map[string]string{"app": app})
 	if dep != nil {
-		rs.Annotations = map[string]string{"deployment.kubernetes.io/revision": strconv.Itoa(revision)}
-		rs.OwnerReferences = []metav1.OwnerReference{{
-			APIVersion: "apps/v1", Kind: "Deployment", Name: dep.Name, UID: dep.UID, Controller: ptr.To(true),
-		}}
+		b.Revision(revision).ControlledBy(builders.RefTo(dep))
 	}
+	rs := b.Obj()
 	Expect(k8s.Create(ctx, rs)).To(Succeed())
 	return rs
 }
 
 func (w *costWorld) deployment(name, app string, replicas int32) *appsv1.Deployment {
-	labels := map[string]string{"app": app}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/app:1"}}},
-			},
-		},
-	}
+	d := builders.Deployment(name).Namespace(w.ns).Replicas(replicas).PodLabels(map[string]string{"app": app}).Obj()
 	Expect(k8s.Create(ctx, d)).To(Succeed())
 	return d
 }
@@ -215,15 +191,8 @@ func costPatches(ns, name string) float64 {
 // orderingBudget creates budget name selecting app, one unavailable pod per
 // zone, with spec.rollout.
 func orderingBudget(ns, name, app string, mutate func(*policyv1alpha1.TopologyDisruptionBudgetSpec)) *policyv1alpha1.TopologyDisruptionBudget {
-	t := &policyv1alpha1.TopologyDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector:       policyv1alpha1.SetAsLabelSelector(map[string]string{"app": app}),
-			TopologyKey:    zoneKey,
-			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-			Rollout:        &policyv1alpha1.RolloutSpec{Strategy: policyv1alpha1.DomainByDomain},
-		},
-	}
+	t := builders.Budget(name).Namespace(ns).MatchLabels(map[string]string{"app": app}).TopologyKey(zoneKey).
+		MaxUnavailable(intstr.FromInt32(1)).Rollout(policyv1alpha1.RolloutSpec{Strategy: policyv1alpha1.DomainByDomain}).Obj()
 	if mutate != nil {
 		mutate(&t.Spec)
 	}

@@ -24,15 +24,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/test/integration/framework"
 )
 
@@ -59,12 +58,7 @@ var _ = Describe("Budgets that stay live in a real cluster", func() {
 
 	It("keeps records bounded while a replica stays Pending: 50 evictions and replacements leave only the one in flight", func() {
 		labels := map[string]string{"app": "web"}
-		rs := &appsv1.ReplicaSet{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-			Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To(int32(4)), Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/app:1"}}}}},
-		}
+		rs := builders.ReplicaSet("web").Namespace(ns).Replicas(4).PodLabels(labels).Obj()
 		Expect(k8s.Create(ctx, rs)).To(Succeed())
 		var nodes []string
 		for _, z := range zones {
@@ -124,12 +118,7 @@ var _ = Describe("Budgets that stay live in a real cluster", func() {
 		labels := map[string]string{"app": "exempt-" + ns}
 		_, err := framework.Pod(ctx, k8s, framework.ExemptNamespace, framework.PodSpec{Name: "bare-" + ns, Labels: labels, Node: "n-" + ns, Ready: true})
 		Expect(err).NotTo(HaveOccurred())
-		tdb := &policyv1alpha1.TopologyDisruptionBudget{
-			ObjectMeta: metav1.ObjectMeta{Name: "exempt-" + ns, Namespace: framework.ExemptNamespace},
-			Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-				Selector: policyv1alpha1.SetAsLabelSelector(labels), MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-			},
-		}
+		tdb := builders.Budget("exempt-" + ns).Namespace(framework.ExemptNamespace).MatchLabels(labels).MaxUnavailable(intstr.FromInt32(1)).Obj()
 		Expect(k8s.Create(ctx, tdb)).To(Succeed())
 		Eventually(func() metav1.Condition { return condition(get(tdb)()) }).Should(And(
 			HaveField("Reason", policyv1alpha1.ReasonNotEnforced),

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/test/integration/framework"
 )
 
@@ -88,14 +89,8 @@ func newZoned(ns string) *zoned {
 }
 
 func newBudget(ns string, mutate func(*policyv1alpha1.TopologyDisruptionBudgetSpec)) *policyv1alpha1.TopologyDisruptionBudget {
-	t := &policyv1alpha1.TopologyDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: "ingesters", Namespace: ns},
-		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector:       policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "ingester"}),
-			TopologyKey:    zoneKey,
-			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-		},
-	}
+	t := builders.Budget("ingesters").Namespace(ns).MatchLabels(map[string]string{"app": "ingester"}).TopologyKey(zoneKey).
+		MaxUnavailable(intstr.FromInt32(1)).Obj()
 	if mutate != nil {
 		mutate(&t.Spec)
 	}
@@ -254,11 +249,9 @@ var _ = Describe("Budget status over three zones", func() {
 		Eventually(get(tdb)).Should(haveRows(
 			row{"zone-a", 3, 3, 2, 1}, row{"zone-b", 3, 3, 2, 1}, row{"zone-c", 3, 3, 2, 1}))
 		// A pod whose controller is a kind the API server does not serve.
-		p := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget-0", Labels: map[string]string{"app": "ingester"},
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "Widget", Name: "w", UID: "w-uid", Controller: ptr.To(true)}}},
-			Spec: corev1.PodSpec{NodeName: w.nodes["zone-b"][0], Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/app:1"}}},
-		}
+		p := builders.Pod("widget-0").Namespace(ns).Label("app", "ingester").
+			ControlledBy(metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Widget", Name: "w", UID: "w-uid"}).
+			OnNode(w.nodes["zone-b"][0]).Container(builders.ContainerName, builders.Image).Obj()
 		Expect(k8s.Create(ctx, p)).To(Succeed())
 		Expect(framework.SetReady(ctx, k8s, p, true)).To(Succeed())
 		Eventually(func() string { return condition(get(tdb)()).Reason }).Should(Equal(policyv1alpha1.ReasonSyncFailed))
@@ -322,15 +315,7 @@ var _ = Describe("Budget status over three zones", func() {
 	It("keeps a gone pod's missing replacement in the pod's zone while the record stands", func() {
 		// A spread Deployment-like owner: one ReplicaSet with pods in all zones.
 		labels := map[string]string{"app": "spread"}
-		rs := &appsv1.ReplicaSet{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "spread"},
-			Spec: appsv1.ReplicaSetSpec{
-				Replicas: ptr.To[int32](6),
-				Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/app:1"}}}},
-			},
-		}
+		rs := builders.ReplicaSet("spread").Namespace(ns).Replicas(6).PodLabels(labels).Obj()
 		Expect(k8s.Create(ctx, rs)).To(Succeed())
 		var pods []*corev1.Pod
 		for i, z := range []string{"zone-a", "zone-a", "zone-b", "zone-b", "zone-c", "zone-c"} {

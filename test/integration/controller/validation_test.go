@@ -38,26 +38,22 @@ import (
 	"sigs.k8s.io/yaml"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/test/integration/framework"
 )
 
-const zoneKey = "topology.kubernetes.io/zone"
+const zoneKey = builders.ZoneKey
 
 // validSpec is a complete, valid spec each validation case breaks once.
 func validSpec() policyv1alpha1.TopologyDisruptionBudgetSpec {
-	return policyv1alpha1.TopologyDisruptionBudgetSpec{
-		Selector:            policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "ingester"}),
-		TopologyKey:         zoneKey,
-		MaxUnavailable:      ptr.To(intstr.FromInt32(1)),
-		MaxDisruptedDomains: ptr.To[int32](1),
-		NodeSelectorTerm: &policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{
+	return builders.Budget("valid").MatchLabels(map[string]string{"app": "ingester"}).TopologyKey(zoneKey).
+		MaxUnavailable(intstr.FromInt32(1)).MaxDisruptedDomains(1).
+		NodeSelectorTerm(policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{
 			{Key: zoneKey, Operator: "NotIn", Values: []string{"zone-c"}},
-		}},
-		UnhealthyPodEvictionPolicy: policyv1alpha1.IfHealthyBudget,
-		Rollout: &policyv1alpha1.RolloutSpec{
-			Strategy: policyv1alpha1.DomainByDomain, DomainOrder: []string{"zone-a", "zone-b"},
-		},
-	}
+		}}).
+		UnhealthyPodEvictionPolicy(policyv1alpha1.IfHealthyBudget).
+		Rollout(policyv1alpha1.RolloutSpec{Strategy: policyv1alpha1.DomainByDomain, DomainOrder: []string{"zone-a", "zone-b"}}).
+		Obj().Spec
 }
 
 func req(key string, op policyv1alpha1.NodeSelectorOperator, values ...string) *policyv1alpha1.NodeSelectorTerm {
@@ -115,19 +111,12 @@ var _ = Describe("API validation by the API server", func() {
 	}
 
 	It("accepts the full example of the design, and fills the defaults", func() {
-		tdb := &policyv1alpha1.TopologyDisruptionBudget{
-			ObjectMeta: metav1.ObjectMeta{Name: "ingesters", Namespace: ns},
-			Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-				Selector:     policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "ingester"}),
-				TopologyKey:  zoneKey,
-				MinAvailable: ptr.To(intstr.FromString("75%")),
-				Rollout:      &policyv1alpha1.RolloutSpec{},
-				NodeSelectorTerm: &policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{
-					{Key: "node.example.com/generation", Operator: "Gt", Values: []string{"3"}},
-					{Key: "spot", Operator: "DoesNotExist"},
-				}},
-			},
-		}
+		tdb := builders.Budget("ingesters").Namespace(ns).MatchLabels(map[string]string{"app": "ingester"}).TopologyKey(zoneKey).
+			MinAvailable(intstr.FromString("75%")).Rollout(policyv1alpha1.RolloutSpec{}).
+			NodeSelectorTerm(policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{
+				{Key: "node.example.com/generation", Operator: "Gt", Values: []string{"3"}},
+				{Key: "spot", Operator: "DoesNotExist"},
+			}}).Obj()
 		Expect(k8s.Create(ctx, tdb)).To(Succeed())
 		Expect(tdb.Spec.UnhealthyPodEvictionPolicy).To(Equal(policyv1alpha1.IfHealthyBudget))
 		Expect(tdb.Spec.Rollout.Strategy).To(Equal(policyv1alpha1.DomainByDomain))

@@ -18,8 +18,8 @@ limitations under the License.
 
 // Package framework starts a real kube-apiserver and etcd (envtest, with the
 // binaries built by hack/build-k8s-binaries.sh) and the operator's manager
-// for the integration suites, and offers small builders for the objects the
-// suites create.
+// for the integration suites, and creates the objects the suites share,
+// built with internal/testing/builders.
 package framework
 
 import (
@@ -54,6 +54,7 @@ import (
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/controllers"
 	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
@@ -233,24 +234,14 @@ func Namespace(ctx context.Context, c client.Client) (string, error) {
 
 // Node creates a node with the given labels.
 func Node(ctx context.Context, c client.Client, name string, labels map[string]string) (*corev1.Node, error) {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	n := builders.Node(name).Labels(labels).Obj()
 	return n, c.Create(ctx, n)
 }
 
 // StatefulSet creates a StatefulSet whose pods carry labels; no controller
 // runs in envtest, so its pods are created by the test with Pod.
 func StatefulSet(ctx context.Context, c client.Client, ns, name string, replicas int32, labels map[string]string) (*appsv1.StatefulSet, error) {
-	s := &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/app:1"}}},
-			},
-		},
-	}
+	s := builders.StatefulSet(name).Namespace(ns).Replicas(replicas).PodLabels(labels).Obj()
 	return s, c.Create(ctx, s)
 }
 
@@ -266,24 +257,17 @@ type PodSpec struct {
 // Pod creates a running pod, owned by Owner when set, bound to Node, with the
 // Ready condition as asked.
 func Pod(ctx context.Context, c client.Client, ns string, s PodSpec) (*corev1.Pod, error) {
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: s.Name, Labels: s.Labels},
-		Spec: corev1.PodSpec{
-			NodeName:   s.Node,
-			Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/app:1"}},
-		},
-	}
+	b := builders.Pod(s.Name).Namespace(ns).Labels(s.Labels).OnNode(s.Node).Container(builders.ContainerName, builders.Image)
 	if s.Owner != nil {
 		gvk, err := c.GroupVersionKindFor(s.Owner)
 		if err != nil {
 			return nil, err
 		}
-		t := true
-		p.OwnerReferences = []metav1.OwnerReference{{
-			APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind,
-			Name: s.Owner.GetName(), UID: s.Owner.GetUID(), Controller: &t,
-		}}
+		b.ControlledBy(metav1.OwnerReference{
+			APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: s.Owner.GetName(), UID: s.Owner.GetUID(),
+		})
 	}
+	p := b.Obj()
 	if err := c.Create(ctx, p); err != nil {
 		return nil, err
 	}
@@ -324,7 +308,7 @@ func WebhookOptions(env *envtest.Environment) *webhook.Options {
 }
 
 // ZoneKey is the topology key of the suites' worlds.
-const ZoneKey = "topology.kubernetes.io/zone"
+const ZoneKey = builders.ZoneKey
 
 // World is a zoned workload: per zone, nodes and one StatefulSet whose Ready
 // pods run on them.

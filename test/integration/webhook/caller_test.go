@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
 // forge sends the webhook an AdmissionReview for an eviction of ns/name
@@ -88,15 +89,14 @@ var _ = Describe("Who may call the webhook", func() {
 
 		By("a pod in another namespace holds the address the review comes from")
 		other := newNamespace()
-		forger := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "forger"},
-			Spec:       corev1.PodSpec{NodeName: w.Nodes["zone-b"][0], Containers: []corev1.Container{{Name: "c", Image: "forger"}}},
-		}
+		forger := builders.Pod("forger").Namespace(other).OnNode(w.Nodes["zone-b"][0]).Container(builders.ContainerName, "forger").
+			Running().IPs("127.0.0.1").Obj()
+		status := forger.Status // a create drops it
 		Expect(k8s.Create(ctx, forger)).To(Succeed())
 		DeferCleanup(func() {
 			Expect(client.IgnoreNotFound(k8s.Delete(ctx, forger, client.GracePeriodSeconds(0)))).To(Succeed())
 		})
-		forger.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "127.0.0.1", PodIPs: []corev1.PodIP{{IP: "127.0.0.1"}}}
+		forger.Status = status
 		Expect(k8s.Status().Update(ctx, forger)).To(Succeed())
 
 		Eventually(func(g Gomega) {

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/test/integration/framework"
 )
 
@@ -80,14 +81,8 @@ func newWorld(ns string, podsPerZone int) *framework.World {
 }
 
 func newBudget(ns, name string, mutate func(*policyv1alpha1.TopologyDisruptionBudgetSpec)) *policyv1alpha1.TopologyDisruptionBudget {
-	t := &policyv1alpha1.TopologyDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector:       policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "ingester"}),
-			TopologyKey:    framework.ZoneKey,
-			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-		},
-	}
+	t := builders.Budget(name).Namespace(ns).MatchLabels(map[string]string{"app": "ingester"}).TopologyKey(framework.ZoneKey).
+		MaxUnavailable(intstr.FromInt32(1)).Obj()
 	if mutate != nil {
 		mutate(&t.Spec)
 	}

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/test/integration/framework"
 )
 
@@ -84,14 +85,12 @@ func newRolloutWorldIn(ns, app, sts, rolloutBudget string) *rolloutWorld {
 		Expect(err).NotTo(HaveOccurred())
 		w.nodes[z] = name
 	}
-	labels := map[string]string{"app": app}
-	set, err := framework.StatefulSet(ctx, k8s, w.ns, sts, 6, labels)
-	Expect(err).NotTo(HaveOccurred())
-	set.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
+	b := builders.StatefulSet(sts).Namespace(w.ns).Replicas(6).PodLabels(map[string]string{"app": app}).OnDelete()
 	if rolloutBudget != "" {
-		set.Annotations = map[string]string{policyv1alpha1.RolloutBudgetAnnotation: rolloutBudget}
+		b.Annotation(policyv1alpha1.RolloutBudgetAnnotation, rolloutBudget)
 	}
-	Expect(k8s.Update(ctx, set)).To(Succeed())
+	set := b.Obj()
+	Expect(k8s.Create(ctx, set)).To(Succeed())
 	w.sts = set
 	w.setRevision(oldRevision)
 	for i := range 6 {
