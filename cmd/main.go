@@ -48,6 +48,7 @@ import (
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/controllers"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
 	"github.com/tdb-operator/tdb-operator/internal/certs"
 	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
@@ -172,19 +173,19 @@ func run() error {
 	}
 	var draining atomic.Bool
 	ctx := drainingSignalHandler(&draining, shutdownDelay)
-	if err := controllers.SetupIndexes(ctx, mgr); err != nil {
-		return err
-	}
 	// The last labels of deleted nodes place the pods that linger on them.
 	goneNodes := tombstone.New(nil)
 	if err := goneNodes.Watch(ctx, mgr.GetCache()); err != nil {
 		return err
 	}
-	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, OperatorNamespace: operatorNS, GoneNodes: goneNodes}); err != nil {
+	// Every writer of budget status starts from the newest version any of
+	// them wrote or read (see internal/budgetstatus).
+	versions := &budgetstatus.Versions{}
+	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, OperatorNamespace: operatorNS, GoneNodes: goneNodes, Versions: versions}); err != nil {
 		return err
 	}
 	if enableWebhook {
-		if _, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS, GoneNodes: goneNodes, Callers: callers}); err != nil {
+		if _, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS, GoneNodes: goneNodes, Callers: callers, Versions: versions}); err != nil {
 			return err
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
@@ -37,16 +38,27 @@ type Options struct {
 	OperatorNamespace string
 	// GoneNodes remembers the last labels of deleted nodes (nil: none).
 	GoneNodes *tombstone.Nodes
+	// Versions is the record of budget versions every status writer of the
+	// process shares, the eviction webhook included (nil: a new one for
+	// the controllers).
+	Versions *budgetstatus.Versions
 }
 
 // SetupAll registers every controller of the operator with mgr, as the
-// manager binary and the integration suites run them. Call SetupIndexes
-// first.
+// manager binary and the integration suites run them. Each controller
+// registers the cache indexes it reads.
 func SetupAll(mgr ctrl.Manager, o Options) error {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
+	if o.Versions == nil {
+		o.Versions = &budgetstatus.Versions{}
+	}
 	recorder := mgr.GetEventRecorder("tdb-operator")
+	costs := &DeletionCostReconciler{
+		Client:            mgr.GetClient(),
+		OperatorNamespace: o.OperatorNamespace,
+	}
 	if err := (&BudgetReconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetClient(),
@@ -56,13 +68,11 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 		RecordTimeout:     o.RecordTimeout,
 		OperatorNamespace: o.OperatorNamespace,
 		GoneNodes:         o.GoneNodes,
+		Versions:          o.Versions,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the budget status controller: %w", err)
 	}
-	if err := (&DeletionCostReconciler{
-		Client:            mgr.GetClient(),
-		OperatorNamespace: o.OperatorNamespace,
-	}).SetupWithManager(mgr); err != nil {
+	if err := costs.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the deletion-cost controller: %w", err)
 	}
 	if err := (&RolloutReconciler{
@@ -71,6 +81,7 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 		Recorder:          recorder,
 		Clock:             o.Clock,
 		OperatorNamespace: o.OperatorNamespace,
+		Versions:          o.Versions,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}

@@ -25,7 +25,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -42,12 +41,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
 )
 
 // deletionCostBudgetIndex indexes pods by the budget named in their
@@ -57,14 +56,6 @@ const deletionCostBudgetIndex = "metadata.annotations.deletion-cost-budget"
 
 // deletionCostPatches counts the pod patches of the deletion-cost
 // controller: how many pods one scale event rewrites.
-var deletionCostPatches = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "tdb_deletion_cost_patches_total",
-	Help: "Pod patches the deletion-cost controller made (setting, changing or removing pod-deletion-cost) per TopologyDisruptionBudget.",
-}, []string{"namespace", "tdb"})
-
-func init() {
-	metrics.Registry.MustRegister(deletionCostPatches)
-}
 
 // DeletionCostReconciler keeps controller.kubernetes.io/pod-deletion-cost on
 // the covered pods of ReplicaSets (and so Deployments) of every budget with
@@ -346,7 +337,7 @@ func (r *DeletionCostReconciler) apply(ctx context.Context, key types.Namespaced
 			return ctrl.Result{}, fmt.Errorf("patching deletion cost of pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
 		patched++
-		deletionCostPatches.WithLabelValues(key.Namespace, key.Name).Inc()
+		operatormetrics.DeletionCostPatches.WithLabelValues(key.Namespace, key.Name).Inc()
 	}
 	if patched > 0 || conflicts > 0 {
 		logger.V(1).Info("pod deletion costs updated", "tdb", klog.KRef(key.Namespace, key.Name),

@@ -18,30 +18,20 @@ package controllers
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
 )
-
-// domainAllowed exports each domain's allowance as last computed.
-var domainAllowed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-	Name: "tdb_domain_disruptions_allowed",
-	Help: "Disruptions a domain of a TopologyDisruptionBudget allows, as last computed by the status controller.",
-}, []string{"namespace", "tdb", "domain"})
-
-func init() {
-	metrics.Registry.MustRegister(domainAllowed)
-}
 
 // exportAllowances replaces a budget's series with its current domains.
 func exportAllowances(tdb *policyv1alpha1.TopologyDisruptionBudget) {
-	domainAllowed.DeletePartialMatch(prometheus.Labels{"namespace": tdb.Namespace, "tdb": tdb.Name})
+	operatormetrics.DomainAllowed.DeletePartialMatch(prometheus.Labels{"namespace": tdb.Namespace, "tdb": tdb.Name})
 	for _, d := range tdb.Status.Domains {
-		domainAllowed.WithLabelValues(tdb.Namespace, tdb.Name, d.Name).Set(float64(d.DisruptionsAllowed))
+		operatormetrics.DomainAllowed.WithLabelValues(tdb.Namespace, tdb.Name, d.Name).Set(float64(d.DisruptionsAllowed))
 	}
 }
 
 // forgetAllowances drops a deleted budget's series.
 func forgetAllowances(namespace, name string) {
-	domainAllowed.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "tdb": name})
+	operatormetrics.DomainAllowed.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "tdb": name})
 }

@@ -21,12 +21,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
@@ -38,7 +36,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -48,12 +45,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
+	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
 )
 
 const (
@@ -76,15 +74,6 @@ const (
 	templateGenerationLabel = extensionsv1beta1.DaemonSetTemplateGenerationKey
 )
 
-var rolloutEvictions = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "tdb_rollout_evictions_total",
-	Help: "Evictions the rollout driver requested, by result: granted, refused (429) or error.",
-}, []string{"namespace", "tdb", "result"})
-
-func init() {
-	metrics.Registry.MustRegister(rolloutEvictions)
-}
-
 // RolloutReconciler updates the OnDelete StatefulSets and DaemonSets covered
 // by a budget with spec.rollout, by evicting outdated pods through the
 // Eviction API in domain order, and reports progress in status.rollout.
@@ -101,6 +90,9 @@ type RolloutReconciler struct {
 	// webhook lets every eviction there pass, so budgets there bound
 	// nothing: their rollouts are not driven.
 	OperatorNamespace string
+	// Versions is the record of budget versions shared by every status
+	// writer of the process (nil: none shared).
+	Versions *budgetstatus.Versions
 
 	expect evictionExpectations
 }
@@ -111,16 +103,19 @@ type RolloutReconciler struct {
 // Reconcile drives one budget's rollout one step.
 func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
-	var tdb policyv1alpha1.TopologyDisruptionBudget
-	if err := r.Client.Get(ctx, req.NamespacedName, &tdb); err != nil {
+	var cached policyv1alpha1.TopologyDisruptionBudget
+	if err := r.Client.Get(ctx, req.NamespacedName, &cached); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.expect.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !tdb.DeletionTimestamp.IsZero() {
+	if !cached.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	// Start from the newest version this process knows: the cache may not
+	// hold the webhook's latest records or this controller's last write.
+	tdb := *r.Versions.Newest(&cached)
 	if tdb.Spec.Rollout == nil {
 		r.expect.forget(req.NamespacedName)
 		return ctrl.Result{}, r.clearRolloutStatus(ctx, &tdb)
@@ -176,7 +171,7 @@ func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 
 	prev := tdb.Status.DeepCopy()
-	next := rolloutStatusFor(&tdb, &plan, state.workloads, now)
+	next := budget.RolloutStatusFor(&tdb, &plan, state.workloads, now)
 	if equality.Semantic.DeepEqual(prev.Rollout, next.Rollout) && equality.Semantic.DeepEqual(prev.Conditions, next.Conditions) {
 		return result, nil
 	}
@@ -312,7 +307,7 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 		}
 	}
 	rows := append([]policyv1alpha1.DomainStatus(nil), tdb.Status.Domains...)
-	for domain, n := range r.expect.unrecorded(key, recorded, running, resourceVersion(tdb), now) {
+	for domain, n := range r.expect.unrecorded(key, recorded, running, tdb.ResourceVersion, now) {
 		inFlight[domain] += n
 		for i := range rows {
 			if rows[i].Name == domain {
@@ -365,19 +360,11 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 // workloadByUID finds the StatefulSet or DaemonSet of an eviction record
 // whose pods are all gone; nil when it is neither or gone.
 func (r *RolloutReconciler) workloadByUID(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, uid types.UID) (*drivenWorkload, error) {
-	for _, w := range workloadKinds {
-		if w.kind != "StatefulSet" && w.kind != "DaemonSet" {
-			continue
-		}
-		list := w.newList()
-		if err := r.Client.List(ctx, list, client.InNamespace(tdb.Namespace), client.MatchingFields{uidIndex: string(uid)}); err != nil {
-			return nil, fmt.Errorf("looking up controller %s of an eviction record: %w", uid, err)
-		}
-		if apimeta.LenList(list) > 0 {
-			return r.workload(ctx, tdb, &metav1.OwnerReference{Kind: w.kind, Name: firstName(list), UID: uid})
-		}
+	ref, found, err := controllerByUID(ctx, r.Client, tdb.Namespace, uid)
+	if err != nil || !found || (ref.Kind != "StatefulSet" && ref.Kind != "DaemonSet") {
+		return nil, err
 	}
-	return nil, nil
+	return r.workload(ctx, tdb, &ref)
 }
 
 // workload reads a pod's StatefulSet or DaemonSet from the cache; nil when
@@ -530,12 +517,13 @@ func (r *RolloutReconciler) evict(ctx context.Context, tdb *policyv1alpha1.Topol
 		}()
 	}
 	wg.Wait()
-	var fence uint64
+	var fence string
 	for _, err := range errs {
 		if err == nil {
 			fresh := &policyv1alpha1.TopologyDisruptionBudget{}
 			if gerr := r.APIReader.Get(ctx, key, fresh); gerr == nil {
-				live, fence = fresh, resourceVersion(fresh)
+				r.Versions.Saw(fresh, tdb.ResourceVersion)
+				live, fence = fresh.DeepCopy(), fresh.ResourceVersion
 			}
 			break
 		}
@@ -545,46 +533,21 @@ func (r *RolloutReconciler) evict(ctx context.Context, tdb *policyv1alpha1.Topol
 		p, err := state.pods[name], errs[i]
 		switch {
 		case err == nil:
-			rolloutEvictions.WithLabelValues(tdb.Namespace, tdb.Name, "granted").Inc()
-			r.expect.add(key, p.UID, state.domainOf[name], now, fence)
+			operatormetrics.RolloutEvictions.WithLabelValues(tdb.Namespace, tdb.Name, "granted").Inc()
+			r.expect.add(key, p.UID, state.domainOf[name], now, tdb.ResourceVersion, fence)
 			logger.V(1).Info("evicted outdated pod", "tdb", klog.KObj(tdb), "pod", klog.KObj(p), "domain", state.domainOf[name])
 		case apierrors.IsTooManyRequests(err):
 			refused = true
-			rolloutEvictions.WithLabelValues(tdb.Namespace, tdb.Name, "refused").Inc()
+			operatormetrics.RolloutEvictions.WithLabelValues(tdb.Namespace, tdb.Name, "refused").Inc()
 			logger.V(1).Info("eviction refused, retrying later", "tdb", klog.KObj(tdb), "pod", klog.KObj(p), "reason", err.Error())
 		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 			// Gone or replaced meanwhile: the next pass sees it.
 		default:
-			rolloutEvictions.WithLabelValues(tdb.Namespace, tdb.Name, "error").Inc()
+			operatormetrics.RolloutEvictions.WithLabelValues(tdb.Namespace, tdb.Name, "error").Inc()
 			failed = append(failed, fmt.Errorf("evicting pod %s/%s: %w", p.Namespace, p.Name, err))
 		}
 	}
 	return live, refused, errors.Join(failed...)
-}
-
-// resourceVersion is an object's resourceVersion as the integer etcd makes
-// it; 0 if it is not one.
-func resourceVersion(o client.Object) uint64 {
-	v, err := strconv.ParseUint(o.GetResourceVersion(), 10, 64)
-	if err != nil {
-		return 0
-	}
-	return v
-}
-
-// rolloutStatusFor builds the status with the plan's rollout status and
-// conditions; every other field is kept.
-func rolloutStatusFor(tdb *policyv1alpha1.TopologyDisruptionBudget, plan *budget.RolloutPlan, workloads []policyv1alpha1.RolloutWorkloadStatus, now time.Time) *policyv1alpha1.TopologyDisruptionBudgetStatus {
-	next := tdb.Status.DeepCopy()
-	ro := plan.Status
-	ro.Workloads = workloads
-	next.Rollout = &ro
-	for _, c := range plan.Conditions {
-		c.ObservedGeneration = tdb.Generation
-		c.LastTransitionTime = metav1.NewTime(now)
-		apimeta.SetStatusCondition(&next.Conditions, c)
-	}
-	return next
 }
 
 // writeRolloutStatus writes status.rollout and the rollout conditions. The
@@ -592,29 +555,15 @@ func rolloutStatusFor(tdb *policyv1alpha1.TopologyDisruptionBudget, plan *budget
 // the budget is read again and only the fields this controller owns are
 // applied to it.
 func (r *RolloutReconciler) writeRolloutStatus(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, next *policyv1alpha1.TopologyDisruptionBudgetStatus) error {
-	first := true
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if !first {
-			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(tdb), tdb); err != nil {
-				return err
-			}
-		}
-		first = false
-		applyRolloutFields(&tdb.Status, next)
-		return r.Client.Status().Update(ctx, tdb)
+	w := &budgetstatus.Writer{Name: budgetstatus.WriterRollout, Client: r.Client, Live: r.APIReader, Versions: r.Versions}
+	written, err := w.Update(ctx, tdb, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+		budget.ApplyRolloutFields(&base.Status, next)
+		return base, nil
 	})
-}
-
-// applyRolloutFields copies the fields the rollout controller owns.
-func applyRolloutFields(dst, src *policyv1alpha1.TopologyDisruptionBudgetStatus) {
-	dst.Rollout = src.Rollout
-	for _, t := range []string{policyv1alpha1.ConditionRolloutProgressing, policyv1alpha1.ConditionRolloutComplete} {
-		if c := apimeta.FindStatusCondition(src.Conditions, t); c != nil {
-			apimeta.SetStatusCondition(&dst.Conditions, *c)
-		} else {
-			apimeta.RemoveStatusCondition(&dst.Conditions, t)
-		}
+	if written != nil {
+		*tdb = *written
 	}
+	return err
 }
 
 // reportNotEnforced replaces the rollout status of a budget in the
@@ -723,13 +672,17 @@ type evictionExpectations struct {
 type expectation struct {
 	domain string
 	at     time.Time
+	// before is the resourceVersion of the budget the pass that evicted
+	// read: a budget still at it has not seen the eviction's record.
+	before string
 	// fence is the budget's resourceVersion read after the eviction was
-	// granted (0 if unknown): a cached budget at least that new has seen
-	// the eviction's record, and the status controller's handling of it.
-	fence uint64
+	// granted ("" if unknown): a budget at it has seen the record, and
+	// the status controller's handling of it. resourceVersions are
+	// opaque: they are compared for equality only.
+	fence string
 }
 
-func (e *evictionExpectations) add(key types.NamespacedName, uid types.UID, domain string, now time.Time, fence uint64) {
+func (e *evictionExpectations) add(key types.NamespacedName, uid types.UID, domain string, now time.Time, before, fence string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.m == nil {
@@ -738,7 +691,7 @@ func (e *evictionExpectations) add(key types.NamespacedName, uid types.UID, doma
 	if e.m[key] == nil {
 		e.m[key] = map[types.UID]expectation{}
 	}
-	e.m[key][uid] = expectation{domain: domain, at: now, fence: fence}
+	e.m[key][uid] = expectation{domain: domain, at: now, before: before, fence: fence}
 }
 
 func (e *evictionExpectations) has(key types.NamespacedName, uid types.UID) bool {
@@ -748,21 +701,23 @@ func (e *evictionExpectations) has(key types.NamespacedName, uid types.UID) bool
 	return ok
 }
 
-// unrecorded drops the expectations the status shows, those the cached
-// budget has caught up with (its resourceVersion is at least the fence: the
-// record was written, and if it is gone the status controller dropped it
-// because the pod is replaced, which the status then counts), and those that
-// timed out; it counts the others per domain. Without a fence (the live read
-// failed), an expectation whose pod is seen deleting or gone is dropped after
-// expectationGrace, the time the budget's cache takes to catch up with the
-// record written before the deletion.
-func (e *evictionExpectations) unrecorded(key types.NamespacedName, recorded, running map[types.UID]bool, cached uint64, now time.Time) map[string]int32 {
+// unrecorded drops the expectations the status shows, those whose fence the
+// budget is at (the record was written, and if it is gone the status
+// controller dropped it because the pod is replaced, which the status then
+// counts), and those that timed out; it counts the others per domain. A
+// budget at neither the fence nor the version the evicting pass read is of
+// unknown order (resourceVersions are not compared for order): as without
+// a fence (the live read failed), an expectation whose pod is seen deleting
+// or gone is then dropped after expectationGrace, the time the budget's
+// cache takes to catch up with the record written before the deletion.
+func (e *evictionExpectations) unrecorded(key types.NamespacedName, recorded, running map[types.UID]bool, cached string, now time.Time) map[string]int32 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := map[string]int32{}
 	for uid, x := range e.m[key] {
-		caughtUp := x.fence != 0 && cached >= x.fence
-		gone := x.fence == 0 && !running[uid] && now.Sub(x.at) >= expectationGrace
+		caughtUp := x.fence != "" && cached == x.fence
+		behind := x.fence != "" && cached == x.before
+		gone := !behind && !running[uid] && now.Sub(x.at) >= expectationGrace
 		if recorded[uid] || caughtUp || gone || now.Sub(x.at) > expectationTimeout {
 			delete(e.m[key], uid)
 			continue
@@ -787,6 +742,9 @@ func (e *evictionExpectations) forget(key types.NamespacedName) {
 // SetupWithManager wires the rollout driver: budgets with spec.rollout, and
 // the pods, StatefulSets and DaemonSets that move their rollouts.
 func (r *RolloutReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := indexWorkloadsByUID(mgr); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&policyv1alpha1.TopologyDisruptionBudget{}, builder.WithPredicates(rolloutBudget{})).
 		Named("rollout").

@@ -32,15 +32,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
@@ -75,8 +82,20 @@ type BudgetReconciler struct {
 	OperatorNamespace string
 	// GoneNodes remembers the last labels of deleted nodes.
 	GoneNodes *tombstone.Nodes
+	// Versions is the record of budget versions shared by every status
+	// writer of the process (nil: none shared).
+	Versions *budgetstatus.Versions
 
 	sightings recordSightings
+}
+
+// status is the controller's writer: one attempt per reconcile, and only on
+// the version the status was computed from (its records are in it); a
+// conflict means a newer version, whose watch event brings the controller
+// back.
+func (r *BudgetReconciler) status() *budgetstatus.Writer {
+	return &budgetstatus.Writer{Name: budgetstatus.WriterStatus, Client: r.Client, Live: r.LiveReader, Versions: r.Versions,
+		Backoff: wait.Backoff{Steps: 1}, OnlyFromStart: true}
 }
 
 // recordSightings keeps, per budget, when this process first saw each
@@ -134,17 +153,22 @@ func (s *recordSightings) forget(key types.NamespacedName) {
 // Reconcile computes and writes one budget's status.
 func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
-	var tdb policyv1alpha1.TopologyDisruptionBudget
-	if err := r.Client.Get(ctx, req.NamespacedName, &tdb); err != nil {
+	var cached policyv1alpha1.TopologyDisruptionBudget
+	if err := r.Client.Get(ctx, req.NamespacedName, &cached); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetAllowances(req.Namespace, req.Name)
 			r.sightings.forget(req.NamespacedName)
+			r.Versions.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !tdb.DeletionTimestamp.IsZero() {
+	if !cached.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	// The cache may not hold this process's latest writes yet (the
+	// webhook's records, the rollout status): start from the newest
+	// version known, whose write then does not conflict with them.
+	tdb := *r.Versions.Newest(&cached)
 
 	now := r.Clock.Now()
 	seen := r.sightings.see(req.NamespacedName, tdb.Status.DisruptedPods, now)
@@ -170,13 +194,16 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 
-	next := statusFor(&tdb, &res, now, r.notEnforced(&tdb))
+	next := budget.StatusFor(&tdb, &res, now, r.notEnforced(&tdb))
 	if equality.Semantic.DeepEqual(&tdb.Status, next) {
 		exportAllowances(&tdb)
 		return r.requeue(res, custom, now), nil
 	}
-	tdb.Status = *next
-	if err := r.Client.Status().Update(ctx, &tdb); err != nil {
+	written, err := r.status().Update(ctx, &tdb, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+		base.Status = *next
+		return base, nil
+	})
+	if err != nil {
 		if apierrors.IsConflict(err) {
 			// The webhook recorded an eviction, or the spec changed: the
 			// watch brings us back with the new version.
@@ -185,6 +212,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		}
 		return ctrl.Result{}, fmt.Errorf("updating status of %s: %w", req.NamespacedName, err)
 	}
+	tdb = *written
 	logger.V(1).Info("budget status updated", "tdb", klog.KObj(&tdb),
 		"expected", next.ExpectedPods, "healthy", next.CurrentHealthy, "allowed", next.DisruptionsAllowed)
 	exportAllowances(&tdb)
@@ -269,16 +297,7 @@ func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.Topo
 // a ReplicaSet (of a Deployment), StatefulSet or ReplicationController,
 // looked up by UID through a cache index.
 func (r *BudgetReconciler) recordOwnerRef(ctx context.Context, ns string, uid types.UID) (metav1.OwnerReference, bool, error) {
-	for _, w := range workloadKinds {
-		list := w.newList()
-		if err := r.Client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{uidIndex: string(uid)}); err != nil {
-			return metav1.OwnerReference{}, false, fmt.Errorf("looking up controller %s of an eviction record: %w", uid, err)
-		}
-		if apimeta.LenList(list) > 0 {
-			return metav1.OwnerReference{APIVersion: w.apiVersion(), Kind: w.kind, UID: uid, Name: firstName(list)}, true, nil
-		}
-	}
-	return metav1.OwnerReference{}, false, nil
+	return controllerByUID(ctx, r.Client, ns, uid)
 }
 
 // matchingControllers lists the cached workload controllers of the
@@ -368,46 +387,17 @@ func (r *BudgetReconciler) notEnforced(tdb *policyv1alpha1.TopologyDisruptionBud
 	return ""
 }
 
-// statusFor builds the full new status from a computation. A budget that is
-// not enforced (notEnforced says why) keeps its numbers, and its condition
-// says it is not enforced.
-func statusFor(tdb *policyv1alpha1.TopologyDisruptionBudget, res *budget.Result, now time.Time, notEnforced string) *policyv1alpha1.TopologyDisruptionBudgetStatus {
-	next := tdb.Status.DeepCopy()
-	next.ObservedGeneration = tdb.Generation
-	next.ExpectedPods = res.ExpectedPods
-	next.CurrentHealthy = res.CurrentHealthy
-	next.DisruptionsAllowed = res.DisruptionsAllowed
-	next.Domains = res.Domains
-	next.DomainCount = int32(len(res.Domains))
-	next.DisruptedPods = res.DisruptedPods
-	reason, msg := res.Blocked()
-	if notEnforced != "" {
-		reason, msg = policyv1alpha1.ReasonNotEnforced, notEnforced
-	}
-	apimeta.SetStatusCondition(&next.Conditions, budget.DisruptionCondition(res.Domains, reason, msg, tdb.Generation, now))
-	return next
-}
-
 // failClosed writes 0 allowed and a SyncFailed condition, keeping the records.
 func (r *BudgetReconciler) failClosed(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, cause error, now time.Time) error {
-	next := tdb.Status.DeepCopy()
-	// Allowing nothing is a valid status for the current spec: record the
-	// generation, so the webhook reports this cause, not a stale status.
-	next.ObservedGeneration = tdb.Generation
-	next.DisruptionsAllowed = 0
-	for i := range next.Domains {
-		next.Domains[i].DisruptionsAllowed = 0
-	}
-	apimeta.SetStatusCondition(&next.Conditions, metav1.Condition{
-		Type: policyv1alpha1.ConditionDisruptionAllowed, Status: metav1.ConditionFalse,
-		Reason: policyv1alpha1.ReasonSyncFailed, Message: cause.Error(),
-		ObservedGeneration: next.ObservedGeneration, LastTransitionTime: metav1.NewTime(now),
-	})
+	next := budget.FailClosedStatus(tdb, cause, now)
 	if equality.Semantic.DeepEqual(&tdb.Status, next) {
 		return nil
 	}
-	tdb.Status = *next
-	return r.Client.Status().Update(ctx, tdb)
+	_, err := r.status().Update(ctx, tdb, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+		base.Status = *next
+		return base, nil
+	})
+	return err
 }
 
 func (r *BudgetReconciler) requeue(res budget.Result, custom bool, now time.Time) ctrl.Result {
@@ -447,4 +437,49 @@ func (r *BudgetReconciler) emitEvents(tdb *policyv1alpha1.TopologyDisruptionBudg
 			"eviction of pod %s granted at %s was not followed by its deletion (another admission step or a PodDisruptionBudget refused it); the pod counts as healthy again",
 			e.Pod, e.Time.UTC().Format(time.RFC3339))
 	}
+}
+
+// SetupWithManager wires the reconciler: budgets, and the pods, nodes and
+// workload scales that change them, each mapped to the budgets it affects.
+func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := indexWorkloadsByUID(mgr); err != nil {
+		return err
+	}
+	if err := indexPodsByNode(mgr); err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&policyv1alpha1.TopologyDisruptionBudget{}).
+		Named("topologydisruptionbudget").
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForPod),
+			builder.WithPredicates(podChanged{})).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForNode),
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete())))
+	for _, w := range workloadKinds {
+		b = b.Watches(w.newObject(), handler.EnqueueRequestsFromMapFunc(r.budgetsForWorkload),
+			builder.WithPredicates(workloadChanged{}))
+	}
+	return b.Complete(r)
+}
+
+// budgetsForLabels lists the budgets of a namespace whose selector matches.
+func (r *BudgetReconciler) budgetsForLabels(ctx context.Context, ns string, set labels.Set, into map[types.NamespacedName]struct{}) {
+	matchingBudgets(ctx, r.Client, ns, set, into, nil)
+}
+
+func (r *BudgetReconciler) budgetsForPod(ctx context.Context, obj client.Object) []reconcile.Request {
+	set := map[types.NamespacedName]struct{}{}
+	r.budgetsForLabels(ctx, obj.GetNamespace(), obj.GetLabels(), set)
+	return toRequests(set)
+}
+
+func (r *BudgetReconciler) budgetsForNode(ctx context.Context, obj client.Object) []reconcile.Request {
+	return budgetsOfNodePods(ctx, r.Client, obj.GetName(), r.budgetsForLabels, nil)
+}
+
+func (r *BudgetReconciler) budgetsForWorkload(ctx context.Context, obj client.Object) []reconcile.Request {
+	set := map[types.NamespacedName]struct{}{}
+	r.budgetsForLabels(ctx, obj.GetNamespace(), templateLabels(obj), set)
+	return toRequests(set)
 }

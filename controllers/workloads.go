@@ -17,10 +17,16 @@ limitations under the License.
 package controllers
 
 import (
+	"context"
+	"fmt"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
@@ -187,4 +193,31 @@ func countedUnder(obj client.Object) (metav1.OwnerReference, bool) {
 		return metav1.OwnerReference{}, false
 	}
 	return *ref, true
+}
+
+// controllerByUID finds a cached workload controller of the namespace by
+// UID, of any registered kind (through uidIndex): the controller of an
+// eviction record whose pods are all gone.
+func controllerByUID(ctx context.Context, c client.Reader, ns string, uid types.UID) (metav1.OwnerReference, bool, error) {
+	for _, w := range workloadKinds {
+		list := w.newList()
+		if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingFields{uidIndex: string(uid)}); err != nil {
+			return metav1.OwnerReference{}, false, fmt.Errorf("looking up controller %s of an eviction record: %w", uid, err)
+		}
+		if apimeta.LenList(list) > 0 {
+			return metav1.OwnerReference{APIVersion: w.apiVersion(), Kind: w.kind, UID: uid, Name: firstName(list)}, true, nil
+		}
+	}
+	return metav1.OwnerReference{}, false, nil
+}
+
+func firstName(list client.ObjectList) string {
+	name := ""
+	_ = apimeta.EachListItem(list, func(o runtimeObject) error {
+		if m, err := apimeta.Accessor(o); err == nil && name == "" {
+			name = m.GetName()
+		}
+		return nil
+	})
+	return name
 }

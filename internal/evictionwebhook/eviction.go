@@ -35,6 +35,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -44,6 +45,7 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
@@ -102,8 +104,12 @@ type EvictionHandler struct {
 	// undoing a partial charge may take undoReserve more.
 	MaxTries int
 	Deadline time.Duration
+	// Versions is the record of budget versions shared with the other
+	// writers of the process (nil: the handler keeps its own).
+	Versions *budgetstatus.Versions
 
-	ledger ledger
+	ledger      ledger
+	ownVersions budgetstatus.Versions
 }
 
 var _ admission.Handler = &EvictionHandler{}
@@ -187,6 +193,18 @@ func (h *EvictionHandler) deadline() time.Duration {
 		return h.Deadline
 	}
 	return defaultDeadline
+}
+
+// status is the handler's writer of budget status: every write is
+// conditional on the resourceVersion, and a conflict re-reads the budget
+// live, as many times as maxTries allows.
+func (h *EvictionHandler) status() *budgetstatus.Writer {
+	versions := h.Versions
+	if versions == nil {
+		versions = &h.ownVersions
+	}
+	return &budgetstatus.Writer{Name: budgetstatus.WriterWebhook, Client: h.Client, Live: h.APIReader, Versions: versions,
+		Backoff: wait.Backoff{Steps: h.maxTries()}}
 }
 
 func (h *EvictionHandler) maxTries() int {
@@ -312,7 +330,7 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (resul
 	// controller's passes, and a refusal is always safe).
 	for _, c := range covering {
 		c.entry = h.ledger.entry(types.NamespacedName{Namespace: c.tdb.Namespace, Name: c.tdb.Name})
-		if d := budget.DecideEviction(c.entry.newest(c.tdb), budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now, NodeGone: c.nodeGone}); !d.Allowed {
+		if d := budget.DecideEviction(h.status().Newest(c.tdb), budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now, NodeGone: c.nodeGone}); !d.Allowed {
 			return refused(c.tdb, d, names), nil
 		}
 	}
@@ -343,7 +361,7 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (resul
 			return result{}, fmt.Errorf("waiting for budget %s/%s: %w", c.tdb.Namespace, c.tdb.Name, err)
 		}
 		defer c.entry.release()
-		fresh := c.entry.newest(c.tdb)
+		fresh := h.status().Newest(c.tdb)
 		if fresh.UID != c.tdb.UID || fresh.Generation != c.tdb.Generation {
 			return refused(c.tdb, staleDecision(c.tdb), names), nil
 		}
@@ -587,37 +605,40 @@ func (h *EvictionHandler) sameDomain(ctx context.Context, tdb *policyv1alpha1.To
 // refusing when the budget changed spec (or was re-created) meanwhile: the
 // pod's domain was found under the spec it had.
 func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *corev1.Pod, d budget.Decision, now time.Time) (budget.Decision, error) {
-	for try := 1; ; try++ {
-		if d.Status == nil || !d.Allowed {
-			return d, nil
-		}
-		next := c.tdb.DeepCopy()
-		next.Status = *d.Status
-		err := h.Client.Status().Update(ctx, next)
-		if err == nil {
-			c.tdb = next
-			c.entry.latest.Store(next)
-			return d, nil
-		}
-		if !apierrors.IsConflict(err) {
-			return d, fmt.Errorf("recording the eviction in %s/%s: %w", c.tdb.Namespace, c.tdb.Name, err)
-		}
-		if try >= h.maxTries() {
-			return budget.Decision{Reason: budget.DecisionContended, Message: fmt.Sprintf(
-				"topology disruption budget %s/%s: too many concurrent evictions; retry", c.tdb.Namespace, c.tdb.Name)}, nil
-		}
-		fresh := &policyv1alpha1.TopologyDisruptionBudget{}
-		if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(c.tdb), fresh); err != nil {
-			return d, fmt.Errorf("re-reading %s/%s after a conflict: %w", c.tdb.Namespace, c.tdb.Name, err)
-		}
-		if fresh.UID != c.tdb.UID || fresh.Generation != c.tdb.Generation {
-			return staleDecision(c.tdb), nil
-		}
-		c.tdb = fresh
-		c.entry.latest.Store(fresh)
-		d = budget.DecideEviction(fresh, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now, NodeGone: c.nodeGone})
+	if d.Status == nil || !d.Allowed {
+		return d, nil
 	}
+	written, err := h.status().Update(ctx, c.tdb, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+		// Decided again on every version written on: a newer one than
+		// c.tdb (another writer's, or the live one after a conflict) has
+		// other records and allowances.
+		if base.Generation != c.tdb.Generation {
+			return nil, errSpecChanged
+		}
+		d = budget.DecideEviction(base, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now, NodeGone: c.nodeGone})
+		if d.Status == nil || !d.Allowed {
+			return nil, nil
+		}
+		base.Status = *d.Status
+		return base, nil
+	})
+	switch {
+	case errors.Is(err, errSpecChanged) || errors.Is(err, budgetstatus.ErrGone):
+		return staleDecision(c.tdb), nil
+	case apierrors.IsConflict(err):
+		return budget.Decision{Reason: budget.DecisionContended, Message: fmt.Sprintf(
+			"topology disruption budget %s/%s: too many concurrent evictions; retry", c.tdb.Namespace, c.tdb.Name)}, nil
+	case err != nil:
+		return d, fmt.Errorf("recording the eviction in %s/%s: %w", c.tdb.Namespace, c.tdb.Name, err)
+	}
+	if written != nil {
+		c.tdb = written
+	}
+	return d, nil
 }
+
+// errSpecChanged ends a charge whose budget changed spec between attempts.
+var errSpecChanged = errors.New("the budget's spec changed")
 
 // undo removes the records this request wrote, so that an eviction another
 // budget refused is charged to none. Only records this request created are
@@ -636,44 +657,30 @@ func (h *EvictionHandler) undo(ctx context.Context, undoBy time.Time, charged []
 	var errs []error
 	for _, c := range charged {
 		key := client.ObjectKeyFromObject(c.budget.tdb)
-		err := retryOnConflict(ctx, h.maxTries(), func() error {
-			fresh := &policyv1alpha1.TopologyDisruptionBudget{}
-			if err := h.APIReader.Get(ctx, key, fresh); err != nil {
-				return err
-			}
-			kept := fresh.Status.DisruptedPods[:0]
-			removed := false
-			for _, r := range fresh.Status.DisruptedPods {
-				if r.Name == pod.Name && r.UID == pod.UID && r.Time.Time.Equal(metav1.NewTime(c.at).Rfc3339Copy().Time) {
-					removed = true
-					continue
+		live, err := h.status().Reread(ctx, key, "")
+		if err == nil {
+			_, err = h.status().Update(ctx, live, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+				kept := base.Status.DisruptedPods[:0]
+				removed := false
+				for _, r := range base.Status.DisruptedPods {
+					if r.Name == pod.Name && r.UID == pod.UID && r.Time.Time.Equal(metav1.NewTime(c.at).Rfc3339Copy().Time) {
+						removed = true
+						continue
+					}
+					kept = append(kept, r)
 				}
-				kept = append(kept, r)
-			}
-			if !removed {
-				return nil
-			}
-			fresh.Status.DisruptedPods = kept
-			return h.Client.Status().Update(ctx, fresh)
-		})
+				if !removed {
+					return nil, nil
+				}
+				base.Status.DisruptedPods = kept
+				return base, nil
+			})
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func retryOnConflict(ctx context.Context, tries int, f func() error) error {
-	var err error
-	for i := 0; i < tries; i++ {
-		if err = f(); !apierrors.IsConflict(err) {
-			return err
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
-	return err
 }
 
 // decodeEviction reads the Eviction of the request (policy/v1 or v1beta1,

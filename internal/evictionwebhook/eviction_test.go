@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
 )
 
 const zoneKey = "topology.kubernetes.io/zone"
@@ -133,13 +134,13 @@ func TestHandleMalformedAndForeignRequests(t *testing.T) {
 		}(), allowed: true},
 		{name: "covered and refused: 429", req: request(t, eviction(), false), wantCode: http.StatusTooManyRequests},
 	}
-	refusedBefore := testutil.ToFloat64(decisionsTotal.WithLabelValues("refused", "InsufficientPods"))
-	badBefore := testutil.ToFloat64(decisionsTotal.WithLabelValues("error", "BadRequest"))
+	refusedBefore := testutil.ToFloat64(operatormetrics.EvictionDecisions.WithLabelValues("refused", "InsufficientPods"))
+	badBefore := testutil.ToFloat64(operatormetrics.EvictionDecisions.WithLabelValues("error", "BadRequest"))
 	defer func() {
-		if got := testutil.ToFloat64(decisionsTotal.WithLabelValues("refused", "InsufficientPods")) - refusedBefore; got != 1 {
+		if got := testutil.ToFloat64(operatormetrics.EvictionDecisions.WithLabelValues("refused", "InsufficientPods")) - refusedBefore; got != 1 {
 			t.Errorf("tdb_eviction_decisions_total{refused,InsufficientPods} rose by %v, want 1", got)
 		}
-		if got := testutil.ToFloat64(decisionsTotal.WithLabelValues("error", "BadRequest")) - badBefore; got != 3 {
+		if got := testutil.ToFloat64(operatormetrics.EvictionDecisions.WithLabelValues("error", "BadRequest")) - badBefore; got != 3 {
 			t.Errorf("tdb_eviction_decisions_total{error,BadRequest} rose by %v, want 3", got)
 		}
 	}()

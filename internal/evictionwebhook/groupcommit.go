@@ -24,10 +24,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
 )
 
 // grant decides the eviction of pod against the one budget covering it and,
@@ -105,20 +108,44 @@ func (h *EvictionHandler) commit(holder context.Context, c *coveringBudget, batc
 			g.finish(budget.Decision{}, errors.New("internal error deciding the eviction"))
 		}
 	}()
-	base := c.entry.newest(c.tdb)
+	w := h.status()
+	base := w.Newest(c.tdb)
 	for _, g := range batch {
-		if cand := c.entry.newest(g.seen); newerVersion(cand, base) {
+		if base != c.tdb {
+			break
+		}
+		// A grant may have found an older cached copy, known older than
+		// the newest version seen here.
+		if cand := w.Newest(g.seen); cand != g.seen && cand.UID == c.tdb.UID {
 			base = cand
 		}
 	}
-	for try := 1; ; try++ {
-		if err := holder.Err(); err != nil && try > 1 {
-			// The holder is out of time: it must answer now, and the group
-			// would not be written in time anyway. The others retry.
-			for _, g := range batch {
-				g.finish(budget.Decision{}, fmt.Errorf("the budget was contended until the deadline: %w", err))
+	// Every attempt but the last that lost to a concurrent write is retried
+	// at once (retry.OnError with errRetry): the entry's lock is held, and
+	// the holder's deadline bounds the loop.
+	try := 0
+	_ = retry.OnError(wait.Backoff{Steps: h.maxTries()}, func(err error) bool { return errors.Is(err, errRetry) }, func() error {
+		try++
+		if try > 1 {
+			if err := holder.Err(); err != nil {
+				// The holder is out of time: it must answer now, and the
+				// group would not be written in time anyway. The others
+				// retry.
+				for _, g := range batch {
+					g.finish(budget.Decision{}, fmt.Errorf("the budget was contended until the deadline: %w", err))
+				}
+				return nil
 			}
-			return
+			rctx, rcancel := groupContext(holder, batch)
+			fresh, err := w.Reread(rctx, client.ObjectKeyFromObject(base), base.ResourceVersion)
+			rcancel()
+			if err != nil {
+				for _, g := range batch {
+					g.finish(budget.Decision{}, err)
+				}
+				return nil
+			}
+			base = fresh
 		}
 		live := batch[:0:0]
 		for _, g := range batch {
@@ -129,28 +156,25 @@ func (h *EvictionHandler) commit(holder context.Context, c *coveringBudget, batc
 			live = append(live, g)
 		}
 		if len(live) == 0 {
-			return
+			return nil
 		}
 		batch = live
 		ctx, cancel := groupContext(holder, batch)
-		err := h.tryCommit(ctx, c, batch, base, try)
-		cancel()
-		if err == nil {
-			return
-		}
-		fresh := &policyv1alpha1.TopologyDisruptionBudget{}
-		rctx, rcancel := groupContext(holder, batch)
-		err = h.APIReader.Get(rctx, client.ObjectKeyFromObject(base), fresh)
-		rcancel()
-		if err != nil {
+		defer cancel()
+		// The status controller and the rollout controller write the same
+		// status: under the budget's write lock, decide on the newest
+		// version any of them wrote, so that the write does not conflict.
+		err := w.Locked(ctx, client.ObjectKeyFromObject(base), func() error {
+			base = w.Newest(base)
+			return h.tryCommit(ctx, batch, base, try)
+		})
+		if err != nil && !errors.Is(err, errRetry) {
 			for _, g := range batch {
-				g.finish(budget.Decision{}, fmt.Errorf("re-reading %s/%s after a conflict: %w", base.Namespace, base.Name, err))
+				g.finish(budget.Decision{}, err)
 			}
-			return
 		}
-		c.entry.latest.Store(fresh)
-		base = fresh
-	}
+		return err
+	})
 }
 
 // errRetry says a group's write conflicted and is to be decided again.
@@ -158,7 +182,7 @@ var errRetry = errors.New("conflict")
 
 // tryCommit decides and writes the group once on base. It finishes every
 // grant, or none and returns errRetry after a conflict.
-func (h *EvictionHandler) tryCommit(ctx context.Context, c *coveringBudget, batch []*grant, base *policyv1alpha1.TopologyDisruptionBudget, try int) error {
+func (h *EvictionHandler) tryCommit(ctx context.Context, batch []*grant, base *policyv1alpha1.TopologyDisruptionBudget, try int) error {
 	work := base.DeepCopy()
 	decisions := make([]budget.Decision, len(batch))
 	errs := make([]error, len(batch))
@@ -217,11 +241,10 @@ func (h *EvictionHandler) tryCommit(ctx context.Context, c *coveringBudget, batc
 		finish(nil)
 		return nil
 	}
-	err := h.Client.Status().Update(ctx, work)
+	err := h.status().Put(ctx, work)
 	switch {
 	case err == nil:
-		c.entry.latest.Store(work)
-		chargesPerWrite.Observe(float64(writes))
+		operatormetrics.ChargesPerWrite.Observe(float64(writes))
 		finish(nil)
 		return nil
 	case !apierrors.IsConflict(err):

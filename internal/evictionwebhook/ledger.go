@@ -18,7 +18,6 @@ package evictionwebhook
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,8 +30,9 @@ import (
 )
 
 // ledger serialises, within one process, the decisions that may write a
-// budget's status, and remembers the newest version of each budget this
-// process has written or read. Without it, concurrent evictions of one budget
+// budget's status; the newest version of each budget this process has
+// written or read is in the handler's budgetstatus.Versions, shared with the
+// controllers. Without them, concurrent evictions of one budget
 // all decide from the same cached version, one wins the write and every
 // other one conflicts, re-reads and retries: a drain of 64 pods cost dozens
 // of writes and reads per granted eviction. With it, the next request decides
@@ -69,10 +69,6 @@ type budgetEntry struct {
 	// lock is held by the request deciding and writing for the budget; a
 	// channel so that waiting for it respects a context.
 	lock chan struct{}
-	// latest is the newest version this process knows. It is written under
-	// the entry's lock and read without it (to refuse early); a stored
-	// object is never modified.
-	latest atomic.Pointer[policyv1alpha1.TopologyDisruptionBudget]
 	// lastUsed is the wall time of the last use, in Unix nanoseconds.
 	lastUsed atomic.Int64
 
@@ -259,25 +255,4 @@ func (l *ledger) size() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.budgets)
-}
-
-// newerVersion says whether a is a newer version of the same budget than b.
-func newerVersion(a, b *policyv1alpha1.TopologyDisruptionBudget) bool {
-	if a.UID != b.UID {
-		return false
-	}
-	va, errA := strconv.ParseUint(a.ResourceVersion, 10, 64)
-	vb, errB := strconv.ParseUint(b.ResourceVersion, 10, 64)
-	return errA == nil && errB == nil && va > vb
-}
-
-// newest returns whichever of the cached budget and the entry's latest is
-// newer. resourceVersions are compared as the integers etcd makes them; if
-// either is not one, the cached copy is used (a conflict then costs a read).
-func (e *budgetEntry) newest(cached *policyv1alpha1.TopologyDisruptionBudget) *policyv1alpha1.TopologyDisruptionBudget {
-	latest := e.latest.Load()
-	if latest == nil || !newerVersion(latest, cached) {
-		return cached
-	}
-	return latest.DeepCopy()
 }

@@ -26,6 +26,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
@@ -42,6 +43,9 @@ type Options struct {
 	// Callers says which pods may call the webhook; nil TrustedNamespaces
 	// lets any caller in (see CallerPolicy).
 	Callers CallerPolicy
+	// Versions is the record of budget versions shared with the
+	// controllers' status writers (nil: the handler keeps its own).
+	Versions *budgetstatus.Versions
 }
 
 // Register serves the eviction webhook at Path on the manager's webhook
@@ -69,6 +73,7 @@ func Register(mgr ctrl.Manager, opts Options) (*EvictionHandler, error) {
 		ExemptNamespace: opts.ExemptNamespace,
 		GoneNodes:       opts.GoneNodes,
 		Callers:         opts.Callers,
+		Versions:        opts.Versions,
 		Refusals:        &RefusalReporter{Recorder: mgr.GetEventRecorder("tdb-operator-webhook"), Clock: clk, Interval: interval},
 	}
 	mgr.GetWebhookServer().Register(Path, &admission.Webhook{Handler: h, WithContextFunc: withRemoteAddr})

@@ -299,10 +299,6 @@ func startUntransformedManager(cfg *rest.Config) (*framework.Manager, error) {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := controllers.SetupIndexes(ctx, mgr); err != nil {
-		cancel()
-		return nil, err
-	}
 	if err := (&controllers.BudgetReconciler{
 		Client:        mgr.GetClient(),
 		APIReader:     mgr.GetClient(),

@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package project checks that PROJECT, the kubebuilder project file,
 // records what the project has: its module, its CRDs and the core-type
-// webhook the manifests register; that the nested hack/bundlegen module
+// webhook the manifests register; that the folders are the design card's
+// (go/v4 with the reconcilers in controllers/, one per file); that the nested hack/bundlegen module
 // builds with the same Go and dependency versions as the operator's; and
 // that every Go file carries the license header.
 package project

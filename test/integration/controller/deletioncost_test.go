@@ -441,9 +441,7 @@ var _ = Describe("Scale-down order through pod-deletion-cost", func() {
 		foreign := w.pod(foreignRS, "foreign-zone-a-0", "zone-a", true)
 		mine := w.pod(rs, "web-zone-a-own", "zone-a", true)
 		for p, v := range map[*corev1.Pod]string{foreign: "42", mine: "7"} {
-			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(p), p)).To(Succeed())
-			p.Annotations = map[string]string{costKey: v}
-			Expect(k8s.Update(ctx, p)).To(Succeed())
+			Expect(framework.Modify(ctx, k8s, p, func() { p.Annotations = map[string]string{costKey: v} })).To(Succeed())
 		}
 		tdb := orderingBudget(ns, "web", "web", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			s.NodeSelectorTerm = &policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{{
@@ -465,9 +463,7 @@ var _ = Describe("Scale-down order through pod-deletion-cost", func() {
 			"a cost set by someone else is not taken over")
 
 		By("the pod's labels stop matching")
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pods[0]), pods[0])).To(Succeed())
-		pods[0].Labels = map[string]string{"app": "retired"}
-		Expect(k8s.Update(ctx, pods[0])).To(Succeed())
+		Expect(framework.Modify(ctx, k8s, pods[0], func() { pods[0].Labels = map[string]string{"app": "retired"} })).To(Succeed())
 		Eventually(annotationsOf(ns, "web-zone-a-0")).Should(BeEmpty())
 		Expect(marked()).To(Equal([]string{"web-zone-b-0", "web-zone-c-0"}))
 
@@ -481,12 +477,11 @@ var _ = Describe("Scale-down order through pod-deletion-cost", func() {
 
 		By("spec.rollout is removed, then set again")
 		tdbNow := get(tdb)()
-		tdbNow.Spec.Rollout = nil
-		Expect(k8s.Update(ctx, tdbNow)).To(Succeed())
+		Expect(framework.Modify(ctx, k8s, tdbNow, func() { tdbNow.Spec.Rollout = nil })).To(Succeed())
 		Eventually(marked).Should(BeEmpty())
-		tdbNow = get(tdb)()
-		tdbNow.Spec.Rollout = &policyv1alpha1.RolloutSpec{Strategy: policyv1alpha1.AllDomains}
-		Expect(k8s.Update(ctx, tdbNow)).To(Succeed())
+		Expect(framework.Modify(ctx, k8s, tdbNow, func() {
+			tdbNow.Spec.Rollout = &policyv1alpha1.RolloutSpec{Strategy: policyv1alpha1.AllDomains}
+		})).To(Succeed())
 		Eventually(marked).Should(Equal([]string{"web-zone-b-0"}))
 
 		By("the budget is deleted")
@@ -508,9 +503,7 @@ var _ = Describe("Scale-down order in the operator's own namespace", func() {
 		rs := w.replicaSet("own-web", "own-web", 6, nil, 0)
 		pods := w.pods(rs, true, map[string]int{"zone-a": 2, "zone-b": 2, "zone-c": 2})
 		// A cost an earlier operator version set for the budget.
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pods[0]), pods[0])).To(Succeed())
-		pods[0].Annotations = map[string]string{costKey: "-2", markerKey: "own"}
-		Expect(k8s.Update(ctx, pods[0])).To(Succeed())
+		Expect(framework.Modify(ctx, k8s, pods[0], func() { pods[0].Annotations = map[string]string{costKey: "-2", markerKey: "own"} })).To(Succeed())
 		tdb := orderingBudget(ns, "own", "own-web", nil)
 		DeferCleanup(func() {
 			Expect(client.IgnoreNotFound(k8s.Delete(ctx, tdb))).To(Succeed())

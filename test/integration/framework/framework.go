@@ -33,6 +33,8 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/client-go/util/retry"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +55,7 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/controllers"
+	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
 	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
@@ -168,18 +171,17 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 		clk = clock.RealClock{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := controllers.SetupIndexes(ctx, mgr); err != nil {
-		cancel()
-		return nil, err
-	}
 	goneNodes := tombstone.New(nil)
 	if err := goneNodes.Watch(ctx, mgr.GetCache()); err != nil {
 		cancel()
 		return nil, err
 	}
+	// As in the binary: every status writer of the manager shares one
+	// record of budget versions.
+	versions := &budgetstatus.Versions{}
 	if !o.NoController {
 		if err := controllers.SetupAll(mgr, controllers.Options{Clock: clk, RecordTimeout: recordTimeout,
-			OperatorNamespace: ExemptNamespace, GoneNodes: goneNodes}); err != nil {
+			OperatorNamespace: ExemptNamespace, GoneNodes: goneNodes, Versions: versions}); err != nil {
 			cancel()
 			return nil, err
 		}
@@ -191,7 +193,7 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 			// As the binary's default.
 			callers = &evictionwebhook.CallerPolicy{TrustedNamespaces: map[string]bool{"kube-system": true}}
 		}
-		h, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: ExemptNamespace, Clock: clk, GoneNodes: goneNodes, Callers: *callers})
+		h, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: ExemptNamespace, Clock: clk, GoneNodes: goneNodes, Callers: *callers, Versions: versions})
 		if err != nil {
 			cancel()
 			return nil, err
@@ -280,9 +282,33 @@ func SetReady(ctx context.Context, c client.Client, p *corev1.Pod, ready bool) e
 	if ready {
 		st = corev1.ConditionTrue
 	}
-	p.Status.Phase = corev1.PodRunning
-	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: st, LastTransitionTime: metav1.Now()}}
-	return c.Status().Update(ctx, p)
+	first := true
+	// The operator patches pods (their deletion cost): on a conflict, set
+	// the condition on the latest version, as the kubelet would.
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !first {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+				return err
+			}
+		}
+		first = false
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: st, LastTransitionTime: metav1.Now()}}
+		return c.Status().Update(ctx, p)
+	})
+}
+
+// Modify reads obj, applies change and writes it, again on a conflict, as
+// kubectl edit or any controller does: the operator writes the same
+// objects (budgets' status, pods' deletion costs) at any moment.
+func Modify(ctx context.Context, c client.Client, obj client.Object, change func()) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		change()
+		return c.Update(ctx, obj)
+	})
 }
 
 // waitForTLS waits until the webhook server accepts TLS connections.

@@ -44,6 +44,9 @@ type requestStats struct {
 	requests map[string]float64
 	webhook  map[string]float64
 	rollout  map[string]float64
+	// statusWrites are the operator's budget status writes by
+	// "writer/result" (tdb_status_writes_total).
+	statusWrites map[string]float64
 	// timings are histogram sums and counts: "what/sum" and "what/count",
 	// what being "reconcile <controller>", "queue <controller>" (time in
 	// the work queue) or "webhook <decision>".
@@ -52,7 +55,7 @@ type requestStats struct {
 
 func (s requestStats) minus(o requestStats) requestStats {
 	return requestStats{requests: minus(s.requests, o.requests), webhook: minus(s.webhook, o.webhook),
-		rollout: minus(s.rollout, o.rollout), timings: minus(s.timings, o.timings)}
+		rollout: minus(s.rollout, o.rollout), statusWrites: minus(s.statusWrites, o.statusWrites), timings: minus(s.timings, o.timings)}
 }
 
 // mean formats the mean of a timing and its count, e.g. "12.3 ms x 45".
@@ -75,6 +78,20 @@ func (s requestStats) writes() float64 {
 		}
 	}
 	return n
+}
+
+// statusConflicts returns the budget status writes that lost to a
+// concurrent write (409) and all status writes.
+func (s requestStats) statusConflicts() (conflicts, all float64) {
+	for k, v := range s.statusWrites {
+		if strings.HasSuffix(k, "/conflict") {
+			conflicts += v
+		}
+		if !strings.HasSuffix(k, "/stale") { // not sent
+			all += v
+		}
+	}
+	return conflicts, all
 }
 
 // byCode sums the requests answered with code.
@@ -104,7 +121,8 @@ func minus(a, b map[string]float64) map[string]float64 {
 
 // scrapeOperator reads the operator's request and webhook counters.
 func scrapeOperator() (requestStats, error) {
-	s := requestStats{requests: map[string]float64{}, webhook: map[string]float64{}, rollout: map[string]float64{}, timings: map[string]float64{}}
+	s := requestStats{requests: map[string]float64{}, webhook: map[string]float64{}, rollout: map[string]float64{},
+		statusWrites: map[string]float64{}, timings: map[string]float64{}}
 	err := kwokenv.ScrapeMetrics(metricsPort, func(series string, v float64) {
 		switch {
 		case strings.HasPrefix(series, "rest_client_requests_total{"):
@@ -113,6 +131,8 @@ func scrapeOperator() (requestStats, error) {
 			s.webhook[kwokenv.MetricLabel(series, "decision")+"/"+kwokenv.MetricLabel(series, "reason")] += v
 		case strings.HasPrefix(series, "tdb_rollout_evictions_total{"):
 			s.rollout[kwokenv.MetricLabel(series, "result")] += v
+		case strings.HasPrefix(series, "tdb_status_writes_total{"):
+			s.statusWrites[kwokenv.MetricLabel(series, "writer")+"/"+kwokenv.MetricLabel(series, "result")] += v
 		}
 		for prefix, what := range map[string]func() string{
 			"controller_runtime_reconcile_time_seconds": func() string { return "reconcile " + kwokenv.MetricLabel(series, "controller") },

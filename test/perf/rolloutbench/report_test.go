@@ -76,6 +76,9 @@ func report(results []*result) int {
 		fmt.Printf("  round %d, %s: requests: %s\n", r.round, r.c.id, counts(r.operator.requests))
 		fmt.Printf("     writes %d (%s)\n", int(r.operator.writes()), writesByMethod(r.operator))
 		fmt.Printf("     webhook decisions: %s; rollout driver evictions: %s\n", counts(r.operator.webhook), counts(r.operator.rollout))
+		conflicts, all := r.operator.statusConflicts()
+		fmt.Printf("     status writes by writer/result: %s; conflicts %d of %d (%s)\n",
+			counts(r.operator.statusWrites), int(conflicts), int(all), percent(conflicts, all))
 		fmt.Printf("     apiserver pods/eviction: %s\n", counts(r.apiserver))
 		fmt.Printf("     mean reconcile: status %s, rollout %s; mean wait in queue: status %s, rollout %s; webhook allowed %s\n",
 			r.operator.mean("reconcile topologydisruptionbudget"), r.operator.mean("reconcile rollout"),
@@ -86,6 +89,14 @@ func report(results []*result) int {
 			fmt.Printf("       %dx %s\n", r.logErrors[k], k)
 		}
 	}
+
+	var conflicts, all float64
+	for _, r := range results {
+		c, a := r.operator.statusConflicts()
+		conflicts, all = conflicts+c, all+a
+	}
+	fmt.Printf("\nstatus-write conflicts (409) over every case: %d of %d status writes (%s; target <= 5%%)\n",
+		int(conflicts), int(all), percent(conflicts, all))
 
 	fmt.Println()
 	// Ratios within each round (its cases ran minutes apart, on the same
@@ -192,4 +203,12 @@ func sortedKeys(m map[string]int) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// percent formats part/whole as a percentage, "-" for nothing.
+func percent(part, whole float64) string {
+	if whole == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*part/whole)
 }

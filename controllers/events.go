@@ -16,94 +16,26 @@ limitations under the License.
 
 package controllers
 
+// Event mapping and predicates shared by the controllers: which budgets an
+// object's change concerns, and which changes matter.
+
 import (
 	"context"
-	"fmt"
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 )
-
-const (
-	// uidIndex indexes workload controllers by UID, to find the controller
-	// of an eviction record whose pods are all gone.
-	uidIndex = "metadata.uid"
-	// nodeNameIndex indexes pods by node, to map a node's relabelling to
-	// the budgets covering its pods.
-	nodeNameIndex = "spec.nodeName"
-)
-
-func firstName(list client.ObjectList) string {
-	name := ""
-	_ = apimeta.EachListItem(list, func(o runtimeObject) error {
-		if m, err := apimeta.Accessor(o); err == nil && name == "" {
-			name = m.GetName()
-		}
-		return nil
-	})
-	return name
-}
-
-// SetupIndexes registers the cache indexes the controllers and the webhook
-// use. Call once per manager.
-func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
-	idx := mgr.GetFieldIndexer()
-	for _, w := range workloadKinds {
-		if err := idx.IndexField(ctx, w.newObject(), uidIndex, func(o client.Object) []string {
-			return []string{string(o.GetUID())}
-		}); err != nil {
-			return fmt.Errorf("indexing %s by uid: %w", w.kind, err)
-		}
-	}
-	if err := idx.IndexField(ctx, &corev1.Pod{}, nodeNameIndex, func(o client.Object) []string {
-		if n := o.(*corev1.Pod).Spec.NodeName; n != "" {
-			return []string{n}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("indexing pods by node: %w", err)
-	}
-	return nil
-}
-
-// SetupWithManager wires the reconciler: budgets, and the pods, nodes and
-// workload scales that change them, each mapped to the budgets it affects.
-func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	b := ctrl.NewControllerManagedBy(mgr).
-		For(&policyv1alpha1.TopologyDisruptionBudget{}).
-		Named("topologydisruptionbudget").
-		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForPod),
-			builder.WithPredicates(podChanged{})).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForNode),
-			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete())))
-	for _, w := range workloadKinds {
-		b = b.Watches(w.newObject(), handler.EnqueueRequestsFromMapFunc(r.budgetsForWorkload),
-			builder.WithPredicates(workloadChanged{}))
-	}
-	return b.Complete(r)
-}
-
-// budgetsForLabels lists the budgets of a namespace whose selector matches.
-func (r *BudgetReconciler) budgetsForLabels(ctx context.Context, ns string, set labels.Set, into map[types.NamespacedName]struct{}) {
-	matchingBudgets(ctx, r.Client, ns, set, into, nil)
-}
 
 // matchingBudgets adds to into the budgets of a namespace whose selector
 // matches set and, when keep is given, for which keep is true.
@@ -134,16 +66,6 @@ func toRequests(set map[types.NamespacedName]struct{}) []reconcile.Request {
 	return out
 }
 
-func (r *BudgetReconciler) budgetsForPod(ctx context.Context, obj client.Object) []reconcile.Request {
-	set := map[types.NamespacedName]struct{}{}
-	r.budgetsForLabels(ctx, obj.GetNamespace(), obj.GetLabels(), set)
-	return toRequests(set)
-}
-
-func (r *BudgetReconciler) budgetsForNode(ctx context.Context, obj client.Object) []reconcile.Request {
-	return budgetsOfNodePods(ctx, r.Client, obj.GetName(), r.budgetsForLabels, nil)
-}
-
 // budgetsOfNodePods maps a node to budgets through the pods on it. Pods of
 // one workload share namespace and labels, so each such set is mapped once,
 // by byLabels; extra, if not nil, names a budget from one pod (e.g. its
@@ -172,12 +94,6 @@ func budgetsOfNodePods(ctx context.Context, c client.Reader, node string,
 			}
 		}
 	}
-	return toRequests(set)
-}
-
-func (r *BudgetReconciler) budgetsForWorkload(ctx context.Context, obj client.Object) []reconcile.Request {
-	set := map[types.NamespacedName]struct{}{}
-	r.budgetsForLabels(ctx, obj.GetNamespace(), templateLabels(obj), set)
 	return toRequests(set)
 }
 

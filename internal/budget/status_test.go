@@ -1,0 +1,91 @@
+/*
+Copyright 2026 The tdb-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package budget
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+)
+
+// statusOwnedByAll is a status in which every writer has set its fields.
+func statusOwnedByAll() policyv1alpha1.TopologyDisruptionBudgetStatus {
+	when := metav1.NewTime(time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC))
+	return policyv1alpha1.TopologyDisruptionBudgetStatus{
+		ObservedGeneration: 3, ExpectedPods: 6, CurrentHealthy: 6, DisruptionsAllowed: 2, DomainCount: 2,
+		Domains:       []policyv1alpha1.DomainStatus{{Name: "zone-a", DisruptionsAllowed: 1}, {Name: "zone-b", DisruptionsAllowed: 1}},
+		DisruptedPods: []policyv1alpha1.DisruptedPod{{Name: "web-0", UID: "p0", Domain: "zone-a", Time: when}},
+		Rollout:       &policyv1alpha1.RolloutStatus{CurrentDomain: "zone-a"},
+		Conditions: []metav1.Condition{
+			{Type: policyv1alpha1.ConditionDisruptionAllowed, Status: metav1.ConditionTrue, Reason: policyv1alpha1.ReasonSufficientPods, LastTransitionTime: when},
+			{Type: policyv1alpha1.ConditionRolloutProgressing, Status: metav1.ConditionTrue, Reason: "Updating", LastTransitionTime: when},
+		},
+	}
+}
+
+// The rollout controller's write changes status.rollout and the rollout
+// conditions, nothing the status controller or the webhook owns: applied on
+// a newer version after a conflict, it keeps their fields.
+func TestApplyRolloutFieldsTouchesOnlyTheRolloutsFields(t *testing.T) {
+	dst := statusOwnedByAll()
+	dst.DisruptedPods = append(dst.DisruptedPods, policyv1alpha1.DisruptedPod{Name: "web-1", UID: "p1", Domain: "zone-b"})
+	dst.Domains[1].DisruptionsAllowed = 0
+	completeFalse := metav1.Condition{Type: policyv1alpha1.ConditionRolloutComplete, Status: metav1.ConditionFalse, Reason: "Updating",
+		LastTransitionTime: metav1.NewTime(time.Date(2026, 11, 24, 10, 30, 0, 0, time.UTC))}
+	src := statusOwnedByAll()
+	src.Rollout = &policyv1alpha1.RolloutStatus{CurrentDomain: "zone-b"}
+	apimeta.SetStatusCondition(&src.Conditions, completeFalse)
+	apimeta.RemoveStatusCondition(&src.Conditions, policyv1alpha1.ConditionRolloutProgressing)
+	src.ExpectedPods = 99
+
+	want := dst.DeepCopy()
+	want.Rollout = &policyv1alpha1.RolloutStatus{CurrentDomain: "zone-b"}
+	apimeta.RemoveStatusCondition(&want.Conditions, policyv1alpha1.ConditionRolloutProgressing)
+	apimeta.SetStatusCondition(&want.Conditions, completeFalse)
+
+	ApplyRolloutFields(&dst, &src)
+	if diff := cmp.Diff(*want, dst); diff != "" {
+		t.Errorf("status after ApplyRolloutFields (-want +got):\n%s", diff)
+	}
+}
+
+// A budget that cannot be computed allows nothing in any domain, says why,
+// and keeps its records and the rollout's fields.
+func TestFailClosedStatusAllowsNothingAndKeepsRecords(t *testing.T) {
+	tdb := &policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Generation: 4}, Status: statusOwnedByAll()}
+	now := time.Date(2026, 11, 24, 11, 0, 0, 0, time.UTC)
+	got := FailClosedStatus(tdb, errors.New("parsing spec.selector: bad"), now)
+	if got.DisruptionsAllowed != 0 || got.Domains[0].DisruptionsAllowed != 0 || got.Domains[1].DisruptionsAllowed != 0 {
+		t.Errorf("allowances %d %+v, want 0 everywhere", got.DisruptionsAllowed, got.Domains)
+	}
+	c := apimeta.FindStatusCondition(got.Conditions, policyv1alpha1.ConditionDisruptionAllowed)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != policyv1alpha1.ReasonSyncFailed || c.Message != "parsing spec.selector: bad" || c.ObservedGeneration != 4 {
+		t.Errorf("condition %+v, want False/SyncFailed naming the cause at generation 4", c)
+	}
+	if got.ObservedGeneration != 4 || len(got.DisruptedPods) != 1 || got.Rollout == nil || got.Rollout.CurrentDomain != "zone-a" {
+		t.Errorf("status %+v: want generation 4, the record and the rollout kept", got)
+	}
+	if tdb.Status.DisruptionsAllowed != 2 {
+		t.Errorf("the input budget was modified")
+	}
+}

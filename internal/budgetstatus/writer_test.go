@@ -1,0 +1,222 @@
+/*
+Copyright 2026 The tdb-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package budgetstatus
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
+)
+
+func server(t *testing.T) client.WithWatch {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := policyv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	tdb := &policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", UID: "u1"}}
+	return fake.NewClientBuilder().WithScheme(s).WithObjects(tdb).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
+}
+
+func get(t *testing.T, c client.Reader) *policyv1alpha1.TopologyDisruptionBudget {
+	t.Helper()
+	var tdb policyv1alpha1.TopologyDisruptionBudget
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "b"}, &tdb); err != nil {
+		t.Fatal(err)
+	}
+	return &tdb
+}
+
+// Another writer's change lands between this writer's read and its write:
+// the write conflicts, the budget is read live and the writer's fields are
+// applied to it; the other writer's field survives.
+func TestUpdateReappliesOnTheLiveVersionAfterAConflict(t *testing.T) {
+	ctx := context.Background()
+	c := server(t)
+	stale := get(t, c)
+	other := stale.DeepCopy()
+	other.Status.DisruptedPods = []policyv1alpha1.DisruptedPod{{Name: "web-1", UID: "p1", Domain: "zone-a"}}
+	if err := c.Status().Update(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	versions := &Versions{}
+	w := &Writer{Name: "test-reapply", Client: c, Live: c, Versions: versions}
+	calls := 0
+	written, err := w.Update(ctx, stale, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+		calls++
+		base.Status.ExpectedPods = 6
+		return base, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := get(t, c)
+	if calls != 2 || live.Status.ExpectedPods != 6 || len(live.Status.DisruptedPods) != 1 {
+		t.Errorf("after %d attempts: expectedPods %d, records %v; want 2 attempts, 6 and the other writer's record",
+			calls, live.Status.ExpectedPods, live.Status.DisruptedPods)
+	}
+	if written.ResourceVersion != live.ResourceVersion {
+		t.Errorf("returned version %s, live %s", written.ResourceVersion, live.ResourceVersion)
+	}
+	// Every version before the write is now known to be older.
+	if got := versions.Newest(stale); got.ResourceVersion != live.ResourceVersion {
+		t.Errorf("Newest(stale) = %s, want the written %s", got.ResourceVersion, live.ResourceVersion)
+	}
+	if got := testutil.ToFloat64(operatormetrics.StatusWrites.WithLabelValues("test-reapply", resultConflict)); got != 1 {
+		t.Errorf("conflicts counted: %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(operatormetrics.StatusWrites.WithLabelValues("test-reapply", resultWritten)); got != 1 {
+		t.Errorf("writes counted: %v, want 1", got)
+	}
+}
+
+// With one attempt (the status controller's), a conflict is returned at
+// once and nothing is re-read.
+func TestUpdateStopsAfterItsSteps(t *testing.T) {
+	ctx := context.Background()
+	c := server(t)
+	stale := get(t, c)
+	if err := c.Status().Update(ctx, stale.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	w := &Writer{Name: "test-steps", Client: c, Live: c, Backoff: wait.Backoff{Steps: 1}}
+	calls := 0
+	_, err := w.Update(ctx, stale, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+		calls++
+		base.Status.ExpectedPods = 6
+		return base, nil
+	})
+	if !apierrors.IsConflict(err) || calls != 1 {
+		t.Errorf("err %v after %d attempts, want a conflict after 1", err, calls)
+	}
+}
+
+func TestUpdateWritesNothingWhenApplyHasNothing(t *testing.T) {
+	ctx := context.Background()
+	c := server(t)
+	before := get(t, c)
+	w := &Writer{Name: "test-nothing", Client: c, Live: c}
+	written, err := w.Update(ctx, before, func(*policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+		return nil, nil
+	})
+	if err != nil || written != nil || get(t, c).ResourceVersion != before.ResourceVersion {
+		t.Errorf("written %v, err %v; want nothing written", written, err)
+	}
+	boom := errors.New("boom")
+	if _, err := w.Update(ctx, before, func(*policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+		return nil, boom
+	}); !errors.Is(err, boom) {
+		t.Errorf("err %v, want the apply's error", err)
+	}
+}
+
+// A budget deleted and re-created under the same name between attempts is
+// not written: the writer's fields were derived for the other one.
+func TestUpdateRefusesARecreatedBudget(t *testing.T) {
+	ctx := context.Background()
+	c := server(t)
+	stale := get(t, c)
+	if err := c.Delete(ctx, stale.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", UID: "u2"}}); err != nil {
+		t.Fatal(err)
+	}
+	w := &Writer{Name: "test-gone", Client: c, Live: c}
+	_, err := w.Update(ctx, stale, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+		base.Status.ExpectedPods = 6
+		return base, nil
+	})
+	if !errors.Is(err, ErrGone) {
+		t.Errorf("err %v, want ErrGone", err)
+	}
+	if got := get(t, c); got.Status.ExpectedPods != 0 {
+		t.Errorf("the re-created budget was written: %+v", got.Status)
+	}
+}
+
+// The status controller's fields come from the version it computed on: when
+// this process already knows a newer one, nothing is sent, and a conflict
+// says to compute again.
+func TestOnlyFromStartSendsNothingOnAKnownOlderVersion(t *testing.T) {
+	ctx := context.Background()
+	c := server(t)
+	stale := get(t, c)
+	versions := &Versions{}
+	other := &Writer{Name: "test-other", Client: c, Live: c, Versions: versions}
+	if _, err := other.Update(ctx, stale, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+		base.Status.DisruptedPods = []policyv1alpha1.DisruptedPod{{Name: "web-1", UID: "p1", Domain: "zone-a"}}
+		return base, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w := &Writer{Name: "test-stale", Client: c, Live: c, Versions: versions, Backoff: wait.Backoff{Steps: 1}, OnlyFromStart: true}
+	calls := 0
+	_, err := w.Update(ctx, stale, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+		calls++
+		base.Status.DisruptedPods = nil
+		return base, nil
+	})
+	if !apierrors.IsConflict(err) || calls != 0 {
+		t.Errorf("err %v after %d applies, want a conflict and none", err, calls)
+	}
+	if got := testutil.ToFloat64(operatormetrics.StatusWrites.WithLabelValues("test-stale", resultConflict)); got != 0 {
+		t.Errorf("%v conflicts sent to the API server, want 0", got)
+	}
+	if got := testutil.ToFloat64(operatormetrics.StatusWrites.WithLabelValues("test-stale", resultStale)); got != 1 {
+		t.Errorf("stale writes counted: %v, want 1", got)
+	}
+	if live := get(t, c); len(live.Status.DisruptedPods) != 1 {
+		t.Errorf("the other writer's record was lost: %+v", live.Status.DisruptedPods)
+	}
+}
+
+// Writers of one process take turns on a budget; a writer waiting for its
+// turn gives up with its context.
+func TestLockWaitsNoLongerThanTheContext(t *testing.T) {
+	var v Versions
+	key := types.NamespacedName{Namespace: "ns", Name: "b"}
+	unlock, err := v.Lock(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := v.Lock(ctx, key); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("second Lock: %v, want the deadline", err)
+	}
+	unlock()
+	again, err := v.Lock(context.Background(), key)
+	if err != nil {
+		t.Fatalf("Lock after unlock: %v", err)
+	}
+	again()
+}

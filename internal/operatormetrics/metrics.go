@@ -1,0 +1,77 @@
+/*
+Copyright 2026 The tdb-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package operatormetrics declares every metric the operator exports and
+// registers them, once, with the manager's registry. docs/webhook.md
+// (Observability) documents them.
+package operatormetrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	// DomainAllowed is each domain's allowance as the status controller
+	// last computed it.
+	DomainAllowed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tdb_domain_disruptions_allowed",
+		Help: "Disruptions a domain of a TopologyDisruptionBudget allows, as last computed by the status controller.",
+	}, []string{"namespace", "tdb", "domain"})
+
+	// StatusWrites counts the writes of budget status, by writer and result.
+	StatusWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tdb_status_writes_total",
+		Help: "Writes of TopologyDisruptionBudget status by writer (status, rollout, webhook) and result (written; conflict: lost to a concurrent write; error; stale: not sent, a newer version was known).",
+	}, []string{"writer", "result"})
+
+	// RolloutEvictions counts the rollout driver's evictions by result.
+	RolloutEvictions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tdb_rollout_evictions_total",
+		Help: "Evictions the rollout driver requested, by result: granted, refused (429) or error.",
+	}, []string{"namespace", "tdb", "result"})
+
+	// DeletionCostPatches counts the deletion-cost controller's pod patches.
+	DeletionCostPatches = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tdb_deletion_cost_patches_total",
+		Help: "Pod patches the deletion-cost controller made (setting, changing or removing pod-deletion-cost) per TopologyDisruptionBudget.",
+	}, []string{"namespace", "tdb"})
+
+	// EvictionDecisions counts the webhook's decisions.
+	EvictionDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tdb_eviction_decisions_total",
+		Help: "Eviction admission decisions by decision (allowed, refused, error) and reason.",
+	}, []string{"decision", "reason"})
+
+	// EvictionDecisionSeconds is the time the webhook takes to decide.
+	EvictionDecisionSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "tdb_eviction_decision_duration_seconds",
+		Help:    "Time to decide one eviction, status writes included, by decision.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	}, []string{"decision"})
+
+	// ChargesPerWrite is how many grants one webhook status write records.
+	ChargesPerWrite = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "tdb_eviction_charges_per_status_write",
+		Help:    "Evictions recorded by one status write of the webhook (concurrent grants on one budget are written together).",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
+	})
+)
+
+func init() {
+	metrics.Registry.MustRegister(DomainAllowed, StatusWrites, RolloutEvictions, DeletionCostPatches,
+		EvictionDecisions, EvictionDecisionSeconds, ChargesPerWrite)
+}

@@ -1,0 +1,120 @@
+/*
+Copyright 2026 The tdb-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package project
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The top level is the one the design card names: kubebuilder's go/v4
+// layout (PROJECT) with the reconcilers in controllers/ rather than
+// internal/controller, and the webhook in internal/.
+func TestTopLevelIsTheDesignCards(t *testing.T) {
+	want := []string{"api", "bundle", "cmd", "config", "controllers", "docs", "hack", "internal", "test"}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && e.Name() != "bin" {
+			got = append(got, e.Name())
+		}
+	}
+	if !slices.Equal(want, got) {
+		t.Errorf("top-level folders %v, want %v (bin/ is ignored build output)", got, want)
+	}
+	for _, scaffold := range []string{"internal/controller", "internal/webhook"} {
+		if _, err := os.Stat(filepath.Join(root, scaffold)); err == nil {
+			t.Errorf("%s exists: the reconcilers live in controllers/, the webhook in internal/evictionwebhook", scaffold)
+		}
+	}
+}
+
+// controllers/ holds one reconciler per file, and each file wires its own
+// reconciler: Reconcile and SetupWithManager are declared next to the type.
+func TestOneReconcilerPerFile(t *testing.T) {
+	dir := filepath.Join(root, "controllers")
+	fset := token.NewFileSet()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typeFile := map[string]string{}               // reconciler type -> file
+	methodFiles := map[string]map[string]string{} // type -> method -> file
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					if ts, ok := s.(*ast.TypeSpec); ok && strings.HasSuffix(ts.Name.Name, "Reconciler") {
+						typeFile[ts.Name.Name] = name
+					}
+				}
+			case *ast.FuncDecl:
+				if d.Recv == nil || len(d.Recv.List) != 1 {
+					continue
+				}
+				recv := d.Recv.List[0].Type
+				if star, ok := recv.(*ast.StarExpr); ok {
+					recv = star.X
+				}
+				if id, ok := recv.(*ast.Ident); ok && (d.Name.Name == "Reconcile" || d.Name.Name == "SetupWithManager") {
+					if methodFiles[id.Name] == nil {
+						methodFiles[id.Name] = map[string]string{}
+					}
+					methodFiles[id.Name][d.Name.Name] = name
+				}
+			}
+		}
+	}
+	if len(typeFile) < 3 {
+		t.Fatalf("found reconcilers %v; want the status, rollout and deletion-cost ones at least", typeFile)
+	}
+	perFile := map[string][]string{}
+	for typ, file := range typeFile {
+		perFile[file] = append(perFile[file], typ)
+		for _, m := range []string{"Reconcile", "SetupWithManager"} {
+			if got := methodFiles[typ][m]; got != file {
+				t.Errorf("%s.%s is in %q, want %s, beside the type", typ, m, got, file)
+			}
+		}
+		if !strings.HasSuffix(file, "_controller.go") {
+			t.Errorf("%s is in %s, want a *_controller.go file", typ, file)
+		}
+	}
+	for file, types := range perFile {
+		if len(types) > 1 {
+			t.Errorf("%s declares %d reconcilers %v, want one", file, len(types), types)
+		}
+	}
+}
