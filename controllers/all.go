@@ -24,6 +24,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
+	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
@@ -54,10 +55,13 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 	if o.Versions == nil {
 		o.Versions = &budgetstatus.Versions{}
 	}
+	// One gathering layer for every controller: one cache of parsed specs.
+	snapshots := &snapshot.Gatherer{Cache: mgr.GetClient(), GoneNodes: o.GoneNodes}
 	recorder := mgr.GetEventRecorder("tdb-operator")
 	costs := &DeletionCostReconciler{
 		Client:            mgr.GetClient(),
 		OperatorNamespace: o.OperatorNamespace,
+		Snapshots:         snapshots,
 	}
 	if err := (&BudgetReconciler{
 		Client:            mgr.GetClient(),
@@ -69,6 +73,7 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 		OperatorNamespace: o.OperatorNamespace,
 		GoneNodes:         o.GoneNodes,
 		Versions:          o.Versions,
+		Snapshots:         snapshots,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the budget status controller: %w", err)
 	}
@@ -82,6 +87,7 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 		Clock:             o.Clock,
 		OperatorNamespace: o.OperatorNamespace,
 		Versions:          o.Versions,
+		Snapshots:         snapshots,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}

@@ -47,6 +47,7 @@ import (
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
 	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
+	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 )
 
 // deletionCostBudgetIndex indexes pods by the budget named in their
@@ -76,6 +77,9 @@ type DeletionCostReconciler struct {
 	// not enforced (the eviction webhook lets every eviction there pass):
 	// they get no costs, and the pods they marked are released.
 	OperatorNamespace string
+	// Snapshots gathers a budget's pods and nodes from the cache (nil: one
+	// over Client, made by SetupWithManager).
+	Snapshots *snapshot.Gatherer
 }
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
@@ -118,25 +122,24 @@ type desired struct {
 // desiredCosts lists the pods the budget's selector matches and the cost
 // each covered pod of a ReplicaSet should carry.
 func (r *DeletionCostReconciler) desiredCosts(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget) (desired, error) {
-	sel, err := metav1.LabelSelectorAsSelector(tdb.Spec.Selector.AsMeta())
+	snap, err := r.Snapshots.Snapshot(ctx, tdb)
 	if err != nil {
-		// The status controller reports the bad selector; without one no
-		// pod is covered, so every marked pod is released.
-		log.FromContext(ctx).V(1).Info("budget selector does not parse; releasing its pods", "tdb", klog.KObj(tdb), "err", err.Error())
+		return desired{}, err
+	}
+	if err := snap.Coverage.Err(); err != nil {
+		// The status controller reports the bad spec; without one no pod
+		// is covered, so every marked pod is released.
+		log.FromContext(ctx).V(1).Info("budget spec cannot be evaluated; releasing its pods", "tdb", klog.KObj(tdb), "err", err.Error())
 		return desired{}, nil
 	}
-	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.InNamespace(tdb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return desired{}, fmt.Errorf("listing pods of %s: %w", klog.KObj(tdb), err)
-	}
-	nodes, nodeErr := r.nodeLookup(ctx)
+	nodes := snap.Nodes
 
 	// Group the covered, live pods with a domain by controlling ReplicaSet.
-	selected := make([]*corev1.Pod, 0, len(pods.Items))
+	selected := make([]*corev1.Pod, 0, len(snap.Pods))
 	byRS := map[types.UID][]budget.ScaleDownPod{}
 	rsNames := map[types.UID]string{}
-	for i := range pods.Items {
-		p := &pods.Items[i]
+	for _, p := range snap.Pods {
+		p = p.DeepCopy() // the cache's own object: a patch writes its answer into it
 		selected = append(selected, p)
 		if isTerminalPod(p) {
 			continue
@@ -145,20 +148,20 @@ func (r *DeletionCostReconciler) desiredCosts(ctx context.Context, tdb *policyv1
 		if ref == nil || ref.Kind != "ReplicaSet" || ref.APIVersion != appsv1.SchemeGroupVersion.String() {
 			continue
 		}
-		covered, domain, err := budget.DomainOf(tdb, p, nodes)
-		if err != nil || !covered || domain == "" {
+		place, err := snap.Coverage.Place(tdb, p, nodes.Get, nil)
+		if err != nil || !place.Covered || place.Domain == "" {
 			// No domain, no cost: the status controller reports
 			// domain errors.
 			continue
 		}
 		byRS[ref.UID] = append(byRS[ref.UID], budget.ScaleDownPod{
-			Name: p.Name, Domain: domain, Ready: readyOf(p) == corev1.ConditionTrue, Created: p.CreationTimestamp.Time,
+			Name: p.Name, Domain: place.Domain, Ready: readyOf(p) == corev1.ConditionTrue, Created: p.CreationTimestamp.Time,
 			Deleting: p.DeletionTimestamp != nil,
 		})
 		rsNames[ref.UID] = ref.Name
 	}
-	if *nodeErr != nil {
-		return desired{}, fmt.Errorf("reading nodes for %s: %w", klog.KObj(tdb), *nodeErr)
+	if err := nodes.Err(); err != nil {
+		return desired{}, fmt.Errorf("reading nodes for %s: %w", klog.KObj(tdb), err)
 	}
 
 	want := desired{selected: selected, costs: map[string]int32{}, undecided: map[string]bool{}}
@@ -193,28 +196,6 @@ func (r *DeletionCostReconciler) desiredCosts(ctx context.Context, tdb *policyv1
 		}
 	}
 	return want, nil
-}
-
-// nodeLookup reads nodes from the cache once per reconcile; many pods share
-// a node. The returned error pointer holds the first read error.
-func (r *DeletionCostReconciler) nodeLookup(ctx context.Context) (func(string) *corev1.Node, *error) {
-	seen := map[string]*corev1.Node{}
-	var firstErr error
-	return func(name string) *corev1.Node {
-		if n, ok := seen[name]; ok {
-			return n
-		}
-		var n corev1.Node
-		if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
-			if !apierrors.IsNotFound(err) && firstErr == nil {
-				firstErr = err
-			}
-			seen[name] = nil
-			return nil
-		}
-		seen[name] = &n
-		return &n
-	}, &firstErr
 }
 
 // replicaSetRole is where a ReplicaSet stands in its Deployment.
@@ -367,6 +348,9 @@ func (r *DeletionCostReconciler) patch(ctx context.Context, p *corev1.Pod, annot
 // budgets, and the pods, nodes, ReplicaSets and Deployments that change the
 // costs, each mapped to the budgets they concern.
 func (r *DeletionCostReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Snapshots == nil {
+		r.Snapshots = &snapshot.Gatherer{Cache: r.Client}
+	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, deletionCostBudgetIndex, func(o client.Object) []string {
 		if b, ok := o.GetAnnotations()[budget.DeletionCostBudgetAnnotation]; ok && b != "" {
 			return []string{b}
@@ -446,20 +430,9 @@ func budgetItself(_ context.Context, obj client.Object) []reconcile.Request {
 // orderingBudgets adds the budgets of ns with spec.rollout whose selector
 // matches set.
 func (r *DeletionCostReconciler) orderingBudgets(ctx context.Context, ns string, set labels.Set, into map[types.NamespacedName]struct{}) {
-	var tdbs policyv1alpha1.TopologyDisruptionBudgetList
-	if err := r.Client.List(ctx, &tdbs, client.InNamespace(ns)); err != nil {
-		log.FromContext(ctx).Error(err, "listing budgets to map an event", "namespace", ns)
-		return
-	}
-	for i := range tdbs.Items {
-		t := &tdbs.Items[i]
-		if t.Spec.Rollout == nil {
-			continue
-		}
-		if sel, err := metav1.LabelSelectorAsSelector(t.Spec.Selector.AsMeta()); err == nil && sel.Matches(set) {
-			into[types.NamespacedName{Namespace: t.Namespace, Name: t.Name}] = struct{}{}
-		}
-	}
+	matchingBudgets(ctx, r.Snapshots, ns, set, into, func(t *policyv1alpha1.TopologyDisruptionBudget) bool {
+		return t.Spec.Rollout != nil && r.Snapshots.Coverage(t).Err() == nil
+	})
 }
 
 // budgetsOfPod maps a pod to the budgets that order it and to the budget its

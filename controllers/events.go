@@ -24,7 +24,6 @@ import (
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,13 +34,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 )
 
 // matchingBudgets adds to into the budgets of a namespace whose selector
 // matches set and, when keep is given, for which keep is true.
-func matchingBudgets(ctx context.Context, c client.Reader, ns string, set labels.Set, into map[types.NamespacedName]struct{}, keep func(*policyv1alpha1.TopologyDisruptionBudget) bool) {
+func matchingBudgets(ctx context.Context, g *snapshot.Gatherer, ns string, set labels.Set, into map[types.NamespacedName]struct{}, keep func(*policyv1alpha1.TopologyDisruptionBudget) bool) {
 	var tdbs policyv1alpha1.TopologyDisruptionBudgetList
-	if err := c.List(ctx, &tdbs, client.InNamespace(ns)); err != nil {
+	if err := g.Cache.List(ctx, &tdbs, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "listing budgets to map an event", "namespace", ns)
 		return
 	}
@@ -50,9 +50,8 @@ func matchingBudgets(ctx context.Context, c client.Reader, ns string, set labels
 		if keep != nil && !keep(t) {
 			continue
 		}
-		sel, err := metav1.LabelSelectorAsSelector(t.Spec.Selector.AsMeta())
-		if err != nil || sel.Matches(set) {
-			// A budget with a bad selector is reconciled too: it must say so.
+		if cov := g.Coverage(t); cov.Err() != nil || cov.MightSelect(ns, set) {
+			// A budget with a bad spec is reconciled too: it must say so.
 			into[types.NamespacedName{Namespace: t.Namespace, Name: t.Name}] = struct{}{}
 		}
 	}

@@ -52,6 +52,7 @@ import (
 	"github.com/tdb-operator/tdb-operator/internal/budget"
 	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
 	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
+	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 )
 
 const (
@@ -93,6 +94,9 @@ type RolloutReconciler struct {
 	// Versions is the record of budget versions shared by every status
 	// writer of the process (nil: none shared).
 	Versions *budgetstatus.Versions
+	// Snapshots gathers a budget's pods and nodes from the cache (nil: one
+	// over Client, made by SetupWithManager).
+	Snapshots *snapshot.Gatherer
 
 	expect evictionExpectations
 }
@@ -213,20 +217,12 @@ type drivenWorkload struct {
 // observe gathers the covered pods of the budget's StatefulSets and
 // DaemonSets from the cache.
 func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, now time.Time) (*rolloutState, error) {
-	sel, err := metav1.LabelSelectorAsSelector(tdb.Spec.Selector.AsMeta())
+	snap, err := r.Snapshots.Snapshot(ctx, tdb)
 	if err != nil {
-		return nil, fmt.Errorf("parsing spec.selector: %w", err)
+		return nil, err
 	}
-	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.InNamespace(tdb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, fmt.Errorf("listing pods: %w", err)
-	}
-	nodes := func(name string) *corev1.Node {
-		var n corev1.Node
-		if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
-			return nil
-		}
-		return &n
+	if err := snap.Coverage.Err(); err != nil {
+		return nil, err
 	}
 	state := &rolloutState{pods: map[string]*corev1.Pod{}, domainOf: map[string]string{}}
 	workloads := map[types.UID]*drivenWorkload{}
@@ -236,8 +232,7 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 	}
 	key := client.ObjectKeyFromObject(tdb)
 	running := map[types.UID]bool{} // pods not being deleted
-	for i := range pods.Items {
-		p := &pods.Items[i]
+	for _, p := range snap.Pods {
 		if p.DeletionTimestamp == nil {
 			running[p.UID] = true
 		}
@@ -245,7 +240,8 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 		if ref == nil || (ref.Kind != "StatefulSet" && ref.Kind != "DaemonSet") || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		covered, domain, err := budget.DomainOf(tdb, p, nodes)
+		place, err := snap.Coverage.Place(tdb, p, snap.Nodes.Get, nil)
+		covered, domain := place.Covered, place.Domain
 		if err != nil || !covered || domain == "" {
 			// Not covered, or no domain: the budget fails closed on the
 			// latter and says so; the rollout leaves the pod alone. A
@@ -281,7 +277,7 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 			}
 			continue
 		}
-		state.pods[p.Name] = p
+		state.pods[p.Name] = p.DeepCopy() // the cache's own object: the eviction request takes it
 		state.input.Pods = append(state.input.Pods, budget.RolloutPod{
 			Name: p.Name, Domain: domain, Updated: updated, Ready: ready,
 			Deleting: p.DeletionTimestamp != nil,
@@ -416,7 +412,7 @@ func (r *RolloutReconciler) driverOf(ctx context.Context, tdb *policyv1alpha1.To
 	case named.Spec.Rollout == nil || !named.DeletionTimestamp.IsZero():
 		problem = "which has no spec.rollout"
 	default:
-		if sel, err := metav1.LabelSelectorAsSelector(named.Spec.Selector.AsMeta()); err != nil || !sel.Matches(w.template) {
+		if cov := r.Snapshots.Coverage(named); cov.Err() != nil || !cov.MightSelect(named.Namespace, w.template) {
 			problem = "whose selector does not select its pods"
 		}
 	}
@@ -742,6 +738,9 @@ func (e *evictionExpectations) forget(key types.NamespacedName) {
 // SetupWithManager wires the rollout driver: budgets with spec.rollout, and
 // the pods, StatefulSets and DaemonSets that move their rollouts.
 func (r *RolloutReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Snapshots == nil {
+		r.Snapshots = &snapshot.Gatherer{Cache: r.Client}
+	}
 	if err := indexWorkloadsByUID(mgr); err != nil {
 		return err
 	}
@@ -766,7 +765,7 @@ func hasRollout(t *policyv1alpha1.TopologyDisruptionBudget) bool {
 
 func (r *RolloutReconciler) budgetsForPod(ctx context.Context, obj client.Object) []reconcile.Request {
 	set := map[types.NamespacedName]struct{}{}
-	matchingBudgets(ctx, r.Client, obj.GetNamespace(), obj.GetLabels(), set, hasRollout)
+	matchingBudgets(ctx, r.Snapshots, obj.GetNamespace(), obj.GetLabels(), set, hasRollout)
 	return toRequests(set)
 }
 
@@ -790,7 +789,7 @@ func (r *RolloutReconciler) otherBudgets(ctx context.Context, obj client.Object)
 
 func (r *RolloutReconciler) budgetsForWorkload(ctx context.Context, obj client.Object) []reconcile.Request {
 	set := map[types.NamespacedName]struct{}{}
-	matchingBudgets(ctx, r.Client, obj.GetNamespace(), templateLabels(obj), set, hasRollout)
+	matchingBudgets(ctx, r.Snapshots, obj.GetNamespace(), templateLabels(obj), set, hasRollout)
 	return toRequests(set)
 }
 

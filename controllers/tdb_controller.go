@@ -48,6 +48,7 @@ import (
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
 	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
+	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
@@ -85,6 +86,9 @@ type BudgetReconciler struct {
 	// Versions is the record of budget versions shared by every status
 	// writer of the process (nil: none shared).
 	Versions *budgetstatus.Versions
+	// Snapshots gathers a budget's pods and nodes from the cache (nil: one
+	// over Client, made by SetupWithManager).
+	Snapshots *snapshot.Gatherer
 
 	sightings recordSightings
 }
@@ -223,20 +227,17 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // compute gathers the inputs of one budget from the cache and computes it.
 func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, now time.Time,
 	seen map[budget.RecordKey]time.Time, checks recordChecks) (budget.Result, bool, error) {
-	sel, err := metav1.LabelSelectorAsSelector(tdb.Spec.Selector.AsMeta())
+	snap, err := r.Snapshots.Snapshot(ctx, tdb)
 	if err != nil {
-		return budget.Result{Err: fmt.Errorf("parsing spec.selector: %w", err)}, false, nil
+		return budget.Result{}, false, err
 	}
-	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.InNamespace(tdb.Namespace),
-		client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
-		return budget.Result{}, false, fmt.Errorf("listing pods: %w", err)
+	if err := snap.Coverage.Err(); err != nil {
+		return budget.Result{Err: err}, false, nil
 	}
-	podPtrs := make([]*corev1.Pod, len(pods.Items))
+	sel := snap.Coverage.Selector()
+	podPtrs := snap.Pods
 	refs := map[types.UID]metav1.OwnerReference{}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		podPtrs[i] = p
+	for _, p := range podPtrs {
 		if ref := metav1.GetControllerOf(p); ref != nil {
 			refs[ref.UID] = *ref
 		}
@@ -262,21 +263,11 @@ func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.Topo
 		return budget.Result{}, false, err
 	}
 
-	var nodeErr error
-	nodes := func(name string) *corev1.Node {
-		var n corev1.Node
-		if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
-			if !apierrors.IsNotFound(err) {
-				nodeErr = err
-			}
-			return nil
-		}
-		return &n
-	}
 	res := budget.Compute(budget.Input{
 		Budget:        tdb,
+		Coverage:      snap.Coverage,
 		Pods:          podPtrs,
-		Nodes:         nodes,
+		Nodes:         snap.Nodes.Get,
 		Owners:        owners.owners,
 		Controllers:   controllersOfBudget,
 		Now:           now,
@@ -285,10 +276,10 @@ func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.Topo
 		ConfirmExpiry: true,
 		Phantoms:      checks.phantoms,
 		GoneConfirmed: checks.gone,
-		GoneNodes:     r.GoneNodes.Labels,
+		GoneNodes:     snap.GoneNodes(),
 	})
-	if nodeErr != nil {
-		return budget.Result{}, false, fmt.Errorf("reading nodes: %w", nodeErr)
+	if err := snap.Nodes.Err(); err != nil {
+		return budget.Result{}, false, fmt.Errorf("reading nodes: %w", err)
 	}
 	return res, owners.custom, nil
 }
@@ -442,6 +433,9 @@ func (r *BudgetReconciler) emitEvents(tdb *policyv1alpha1.TopologyDisruptionBudg
 // SetupWithManager wires the reconciler: budgets, and the pods, nodes and
 // workload scales that change them, each mapped to the budgets it affects.
 func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Snapshots == nil {
+		r.Snapshots = &snapshot.Gatherer{Cache: r.Client, GoneNodes: r.GoneNodes}
+	}
 	if err := indexWorkloadsByUID(mgr); err != nil {
 		return err
 	}
@@ -465,7 +459,7 @@ func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // budgetsForLabels lists the budgets of a namespace whose selector matches.
 func (r *BudgetReconciler) budgetsForLabels(ctx context.Context, ns string, set labels.Set, into map[types.NamespacedName]struct{}) {
-	matchingBudgets(ctx, r.Client, ns, set, into, nil)
+	matchingBudgets(ctx, r.Snapshots, ns, set, into, nil)
 }
 
 func (r *BudgetReconciler) budgetsForPod(ctx context.Context, obj client.Object) []reconcile.Request {

@@ -106,6 +106,9 @@ type Input struct {
 	// deleted (false when the node is unknown): a pod bound to it runs
 	// nowhere and counts as gone, in the domain it was in.
 	GoneNodes func(name string) (map[string]string, bool)
+	// Coverage is the budget's spec parsed (ParseCoverage of Budget); nil:
+	// parsed here.
+	Coverage *Coverage
 }
 
 // RecordKey identifies one grant: a record renewed by a later grant is a new
@@ -192,14 +195,14 @@ func Compute(in Input) Result {
 	if err := checkAmounts(spec); err != nil {
 		return Result{Err: err}
 	}
-	cov, err := newCoverage(in.Budget, in.Nodes)
-	if err == nil {
-		cov.goneNodes = in.GoneNodes
-		cov.records = in.Budget.Status.DisruptedPods
+	parsed := in.Coverage
+	if parsed == nil {
+		parsed = ParseCoverage(in.Budget)
 	}
-	if err != nil {
+	if err := parsed.Err(); err != nil {
 		return Result{Err: err}
 	}
+	cov := parsed.evaluate(in.Budget, in.Nodes, in.GoneNodes)
 	timeout := in.RecordTimeout
 	if timeout <= 0 {
 		timeout = DefaultRecordTimeout

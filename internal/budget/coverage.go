@@ -65,16 +65,30 @@ type placement struct {
 	unmanaged []string
 }
 
-// coverage answers which pods a budget covers and in which domain.
-type coverage struct {
+// Coverage is a budget's spec parsed once: the pods it covers (namespace
+// and selector), the nodes (nodeSelectorTerm) and how domains are named
+// (topologyKey). It depends on the spec alone, so a caller may keep it for
+// as long as the budget's generation does not change (see
+// internal/snapshot). It is never modified: safe for concurrent use.
+type Coverage struct {
 	namespace string
 	selector  labels.Selector
+	// raw is the selector as written, read when it does not parse.
+	raw *metav1.LabelSelector
 	// nodeFilter holds nodeSelectorTerm.matchExpressions, nameFilters its
 	// matchFields; a node is covered when it matches both.
 	nodeFilter  *nodeaffinity.NodeSelector
 	nameFilters []nameFilter
 	topologyKey string
-	nodes       func(string) *corev1.Node
+	// err says why the spec cannot be evaluated (nil when it can).
+	err error
+}
+
+// coverage evaluates a Coverage against the nodes and records of one
+// computation.
+type coverage struct {
+	*Coverage
+	nodes func(string) *corev1.Node
 	// goneNodes returns the last labels of a deleted node (nil: none known).
 	goneNodes func(string) (map[string]string, bool)
 	// records are the budget's eviction records: they tell the domain of a
@@ -90,7 +104,41 @@ type nodePlace struct {
 	reason string
 }
 
-func newCoverage(tdb *policyv1alpha1.TopologyDisruptionBudget, nodes func(string) *corev1.Node) (*coverage, error) {
+// ParseCoverage parses the budget's spec. A spec that cannot be evaluated
+// (the API server should have refused it) yields a Coverage whose Err says
+// why: it covers only the pods its selector, read as written, might select
+// (see Place).
+func ParseCoverage(tdb *policyv1alpha1.TopologyDisruptionBudget) *Coverage {
+	cv, err := parseCoverage(tdb)
+	if err != nil {
+		cv = &Coverage{namespace: tdb.Namespace, err: err}
+		if tdb.Spec.Selector != nil {
+			cv.raw = tdb.Spec.Selector.AsMeta()
+		}
+	}
+	return cv
+}
+
+// Err says why the budget's spec cannot be evaluated; nil when it can.
+func (cv *Coverage) Err() error { return cv.err }
+
+// Selector is the budget's parsed selector; nil when Err is not nil.
+func (cv *Coverage) Selector() labels.Selector { return cv.selector }
+
+// MightSelect says whether the budget may cover a pod with these labels in
+// its namespace: its selector matches them or, for a selector that does not
+// parse, none of its requirements clearly rules them out.
+func (cv *Coverage) MightSelect(namespace string, set map[string]string) bool {
+	if namespace != cv.namespace {
+		return false
+	}
+	if cv.err != nil {
+		return cv.raw != nil && mightSelect(cv.raw, set)
+	}
+	return cv.selector.Matches(labels.Set(set))
+}
+
+func parseCoverage(tdb *policyv1alpha1.TopologyDisruptionBudget) (*Coverage, error) {
 	spec := &tdb.Spec
 	if spec.Selector == nil {
 		return nil, fmt.Errorf("spec.selector is required")
@@ -99,12 +147,10 @@ func newCoverage(tdb *policyv1alpha1.TopologyDisruptionBudget, nodes func(string
 	if err != nil {
 		return nil, fmt.Errorf("parsing spec.selector: %w", err)
 	}
-	c := &coverage{
+	c := &Coverage{
 		namespace:   tdb.Namespace,
 		selector:    sel,
 		topologyKey: spec.TopologyKey,
-		nodes:       nodes,
-		nodeCache:   map[string]nodePlace{},
 	}
 	// An empty term would match no node in core/v1; here it means no
 	// restriction, so only a non-empty term becomes a filter.
@@ -125,10 +171,16 @@ func newCoverage(tdb *policyv1alpha1.TopologyDisruptionBudget, nodes func(string
 			c.nameFilters = append(c.nameFilters, nf)
 		}
 	}
-	if c.nodes == nil {
-		c.nodes = func(string) *corev1.Node { return nil }
-	}
 	return c, nil
+}
+
+// evaluate returns the coverage evaluated with the nodes and, for pods on
+// gone nodes, the budget's records and the last labels of gone nodes.
+func (cv *Coverage) evaluate(tdb *policyv1alpha1.TopologyDisruptionBudget, nodes func(string) *corev1.Node, gone func(string) (map[string]string, bool)) *coverage {
+	if nodes == nil {
+		nodes = func(string) *corev1.Node { return nil }
+	}
+	return &coverage{Coverage: cv, nodes: nodes, goneNodes: gone, records: tdb.Status.DisruptedPods, nodeCache: map[string]nodePlace{}}
 }
 
 // singleDomain says whether every selected pod is in the one domain "all"
@@ -340,19 +392,25 @@ type Placement struct {
 
 // Place is Locate with whether the budget counts the pod's node as gone.
 func Place(tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, nodes func(string) *corev1.Node, gone func(string) (map[string]string, bool)) (Placement, error) {
-	if pod.Namespace != tdb.Namespace {
+	return ParseCoverage(tdb).Place(tdb, pod, nodes, gone)
+}
+
+// Place is the package's Place with the spec already parsed: cv must be
+// ParseCoverage of tdb's spec (tdb's records are read for pods on gone
+// nodes).
+func (cv *Coverage) Place(tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, nodes func(string) *corev1.Node, gone func(string) (map[string]string, bool)) (Placement, error) {
+	if pod.Namespace != cv.namespace {
 		return Placement{}, nil
 	}
-	c, err := newCoverage(tdb, nodes)
-	if err != nil {
+	if cv.err != nil {
 		// err says the budget is broken; covered says whether that is the
 		// pod's concern.
-		if tdb.Spec.Selector == nil || !mightSelect(tdb.Spec.Selector.AsMeta(), pod.Labels) {
-			return Placement{}, err
+		if !cv.MightSelect(pod.Namespace, pod.Labels) {
+			return Placement{}, cv.err
 		}
-		return Placement{Covered: true}, err
+		return Placement{Covered: true}, cv.err
 	}
-	c.goneNodes, c.records = gone, tdb.Status.DisruptedPods
+	c := cv.evaluate(tdb, nodes, gone)
 	if !c.selects(pod) {
 		return Placement{}, nil
 	}

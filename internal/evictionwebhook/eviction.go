@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -46,6 +47,7 @@ import (
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
 	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
+	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
@@ -110,6 +112,8 @@ type EvictionHandler struct {
 
 	ledger      ledger
 	ownVersions budgetstatus.Versions
+	gatherOnce  sync.Once
+	gather      *snapshot.Gatherer
 }
 
 var _ admission.Handler = &EvictionHandler{}
@@ -531,24 +535,15 @@ type coveringBudget struct {
 	entry *budgetEntry
 }
 
-// nodeReader returns the node lookup of one request: the cache, and for a
-// node the cache does not know the API server (a new node the cache has not
-// seen yet, or one that is gone); the first read error is kept in *errp.
-func (h *EvictionHandler) nodeReader(ctx context.Context, errp *error) func(string) *corev1.Node {
-	return func(name string) *corev1.Node {
-		var n corev1.Node
-		err := h.Cache.Get(ctx, client.ObjectKey{Name: name}, &n)
-		if apierrors.IsNotFound(err) && h.APIReader != nil {
-			err = h.APIReader.Get(ctx, client.ObjectKey{Name: name}, &n)
-		}
-		if err != nil {
-			if !apierrors.IsNotFound(err) && *errp == nil {
-				*errp = fmt.Errorf("reading node %s: %w", name, err)
-			}
-			return nil
-		}
-		return &n
-	}
+// snapshots is the handler's gathering layer: budgets and nodes from the
+// cache, a node the cache does not know from the API server (a new node the
+// cache has not seen yet, or one that is gone), and each budget's parsed
+// spec kept until its generation changes.
+func (h *EvictionHandler) snapshots() *snapshot.Gatherer {
+	h.gatherOnce.Do(func() {
+		h.gather = &snapshot.Gatherer{Cache: h.Cache, Live: h.APIReader, GoneNodes: h.GoneNodes}
+	})
+	return h.gather
 }
 
 // covering lists the budgets of the pod's namespace that cover it, sorted
@@ -556,19 +551,18 @@ func (h *EvictionHandler) nodeReader(ctx context.Context, errp *error) func(stri
 // budget whose spec cannot be evaluated covers the pods it might select,
 // and refuses them; pods it clearly does not select are not its concern.
 func (h *EvictionHandler) covering(ctx context.Context, pod *corev1.Pod) ([]*coveringBudget, error) {
-	var list policyv1alpha1.TopologyDisruptionBudgetList
+	g := h.snapshots()
 	// Budgets are copied only once known to cover the pod.
-	if err := h.Cache.List(ctx, &list, client.InNamespace(pod.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing budgets in %s: %w", pod.Namespace, err)
+	candidates, err := g.BudgetsSelecting(ctx, pod.Namespace, pod.Labels)
+	if err != nil {
+		return nil, err
 	}
-	var nodeErr error
-	nodes := h.nodeReader(ctx, &nodeErr)
+	nodes := g.Nodes(ctx)
 	var out []*coveringBudget
-	for i := range list.Items {
-		t := &list.Items[i]
-		p, err := budget.Place(t, pod, nodes, h.GoneNodes.Labels)
-		if nodeErr != nil {
-			return nil, nodeErr
+	for _, t := range candidates {
+		p, err := g.Coverage(t).Place(t, pod, nodes.Get, h.GoneNodes.Labels)
+		if nodes.Err() != nil {
+			return nil, nodes.Err()
 		}
 		if !p.Covered {
 			continue
@@ -595,9 +589,10 @@ func (h *EvictionHandler) covering(ctx context.Context, pod *corev1.Pod) ([]*cov
 // the nodes as the cache shows them now, and its node still gone or not as
 // when the domain was found.
 func (h *EvictionHandler) sameDomain(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, domain string, nodeGone bool) bool {
-	var nodeErr error
-	p, err := budget.Place(tdb, pod, h.nodeReader(ctx, &nodeErr), h.GoneNodes.Labels)
-	return nodeErr == nil && err == nil && p.Covered && p.Domain == domain && p.NodeGone == nodeGone
+	g := h.snapshots()
+	nodes := g.Nodes(ctx)
+	p, err := g.Coverage(tdb).Place(tdb, pod, nodes.Get, h.GoneNodes.Labels)
+	return nodes.Err() == nil && err == nil && p.Covered && p.Domain == domain && p.NodeGone == nodeGone
 }
 
 // charge writes the decision's status with the budget's resourceVersion. On

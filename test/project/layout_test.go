@@ -17,14 +17,18 @@ limitations under the License.
 package project
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // The top level is the one the design card names: kubebuilder's go/v4
@@ -116,5 +120,23 @@ func TestOneReconcilerPerFile(t *testing.T) {
 		if len(types) > 1 {
 			t.Errorf("%s declares %d reconcilers %v, want one", file, len(types), types)
 		}
+	}
+}
+
+// docs/development.md lists the make targets exactly as the Makefile
+// describes them: every target with a help text, in order, with that text.
+func TestDevelopmentDocListsTheMakeTargets(t *testing.T) {
+	target := regexp.MustCompile(`(?m)^([a-zA-Z0-9_-]+):.*?## (.*)$`)
+	var want []string
+	for _, m := range target.FindAllStringSubmatch(string(read(t, "Makefile")), -1) {
+		want = append(want, fmt.Sprintf("| `make %s` | %s |", m[1], strings.ReplaceAll(m[2], "|", `\|`)))
+	}
+	row := regexp.MustCompile("(?m)^\\| `make [^`]+` \\|.*\\|$")
+	got := row.FindAllString(string(read(t, filepath.Join("docs", "development.md"))), -1)
+	if len(want) < 10 {
+		t.Fatalf("found %d targets with help in the Makefile", len(want))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("docs/development.md's make targets differ from the Makefile's (-Makefile +doc):\n%s", diff)
 	}
 }
