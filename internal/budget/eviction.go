@@ -17,6 +17,7 @@ limitations under the License.
 package budget
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -115,6 +116,22 @@ type Decision struct {
 	// count: the record added and the domain's allowance decremented. An
 	// allowed decision with a nil Status needs no write.
 	Status *policyv1alpha1.TopologyDisruptionBudgetStatus
+}
+
+// RefusePlacement is the decision of a budget that covers the pod but could
+// not place it (Place's error): the pod's node is gone and its domain
+// unknown, the node lacks the topologyKey label, or the budget's spec
+// cannot be evaluated. The message says what to do.
+func RefusePlacement(tdb *policyv1alpha1.TopologyDisruptionBudget, err error) Decision {
+	name := fmt.Sprintf("%s/%s", tdb.Namespace, tdb.Name)
+	switch {
+	case errors.Is(err, ErrNodeGone):
+		return refuse(DecisionNodeGone, "topology disruption budget %s: %v; the pod runs nowhere; its controller's replacement is counted in every domain until the pod is removed", name, err)
+	case errors.Is(err, ErrNoDomainLabel):
+		return refuse(DecisionBlocked, "topology disruption budget %s: cannot tell the domain of the pod: %v; label the node with %s", name, err, tdb.Spec.TopologyKey)
+	default:
+		return refuse(DecisionBlocked, "topology disruption budget %s: %v; fix the budget's spec (kubectl describe tdb shows the SyncFailed condition)", name, err)
+	}
 }
 
 // DecideEviction decides one eviction against one budget's current status.

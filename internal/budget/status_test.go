@@ -18,6 +18,8 @@ package budget
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,5 +89,31 @@ func TestFailClosedStatusAllowsNothingAndKeepsRecords(t *testing.T) {
 	}
 	if tdb.Status.DisruptionsAllowed != 2 {
 		t.Errorf("the input budget was modified")
+	}
+}
+
+// A budget that covers a pod but cannot place it refuses it, saying why and
+// what to do.
+func TestRefusePlacement(t *testing.T) {
+	tdb := &policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"},
+		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{TopologyKey: "topology.kubernetes.io/zone"}}
+	tests := []struct {
+		name   string
+		err    error
+		reason Reason
+		says   string
+	}{
+		{"node gone, domain unknown", fmt.Errorf("pod ns/web-0: %w", ErrNodeGone), DecisionNodeGone, "the pod runs nowhere"},
+		{"node without the label", &noLabelError{"pod ns/web-0 on node \"n1\": no label"}, DecisionBlocked, "label the node with topology.kubernetes.io/zone"},
+		{"spec cannot be evaluated", errors.New("parsing spec.selector: bad"), DecisionBlocked, "fix the budget's spec"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := RefusePlacement(tdb, tc.err)
+			if d.Allowed || d.Reason != tc.reason || d.Status != nil ||
+				!strings.Contains(d.Message, "topology disruption budget ns/web") || !strings.Contains(d.Message, tc.err.Error()) || !strings.Contains(d.Message, tc.says) {
+				t.Errorf("decision %+v: want refused with %s, naming the budget, the cause and %q", d, tc.reason, tc.says)
+			}
+		})
 	}
 }

@@ -322,9 +322,8 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (resul
 	names := make([]string, len(covering))
 	for i, c := range covering {
 		names[i] = c.tdb.Name
-		if c.domainErr != nil {
-			return refused(c.tdb, budget.Decision{Reason: c.errReason, Message: fmt.Sprintf(
-				"topology disruption budget %s/%s: %v; %s", c.tdb.Namespace, c.tdb.Name, c.domainErr, c.advice)}, names), nil
+		if c.placeErr != nil {
+			return refused(c.tdb, budget.RefusePlacement(c.tdb, c.placeErr), names), nil
 		}
 	}
 
@@ -525,12 +524,10 @@ type coveringBudget struct {
 	tdb    *policyv1alpha1.TopologyDisruptionBudget
 	domain string
 	// nodeGone says the pod's node was gone when the domain was found.
-	nodeGone  bool
-	domainErr error
-	// errReason is the decision reason of domainErr; advice tells the user
-	// how to clear it.
-	errReason budget.Reason
-	advice    string
+	nodeGone bool
+	// placeErr says why the budget could not place the pod it covers
+	// (budget.RefusePlacement turns it into the refusal).
+	placeErr error
 	// entry is the budget's ledger entry, locked while deciding.
 	entry *budgetEntry
 }
@@ -567,19 +564,7 @@ func (h *EvictionHandler) covering(ctx context.Context, pod *corev1.Pod) ([]*cov
 		if !p.Covered {
 			continue
 		}
-		c := &coveringBudget{tdb: t.DeepCopy(), domain: p.Domain, nodeGone: p.NodeGone, domainErr: err, errReason: budget.DecisionBlocked}
-		switch {
-		case err == nil:
-		case errors.Is(err, budget.ErrNodeGone):
-			c.errReason = budget.DecisionNodeGone
-			c.advice = "the pod runs nowhere; its controller's replacement is counted in every domain until the pod is removed"
-		case errors.Is(err, budget.ErrNoDomainLabel):
-			c.domainErr = fmt.Errorf("cannot tell the domain of the pod: %w", err)
-			c.advice = fmt.Sprintf("label the node with %s", t.Spec.TopologyKey)
-		default:
-			c.advice = "fix the budget's spec (kubectl describe tdb shows the SyncFailed condition)"
-		}
-		out = append(out, c)
+		out = append(out, &coveringBudget{tdb: t.DeepCopy(), domain: p.Domain, nodeGone: p.NodeGone, placeErr: err})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].tdb.Name < out[j].tdb.Name })
 	return out, nil
