@@ -28,37 +28,27 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
 // The cache keeps exactly what the budget logic and the event mapping read;
 // everything else is dropped to keep memory small.
 func TestStripPodKeepsWhatBudgetsRead(t *testing.T) {
 	now := metav1.Now()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "ingester-0", Namespace: "mimir", UID: "u1", ResourceVersion: "7",
-			Labels:            map[string]string{"app": "ingester"},
-			Annotations:       map[string]string{"controller.kubernetes.io/pod-deletion-cost": "10", "policy.tdb.dev/deletion-cost-budget": "ingesters", "big": "x"},
-			OwnerReferences:   []metav1.OwnerReference{{Kind: "StatefulSet", Name: "ingester", UID: "s1", Controller: ptr.To(true)}},
-			DeletionTimestamp: &now,
-			ManagedFields:     []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
-		},
-		Spec: corev1.PodSpec{
-			NodeName: "n1", SchedulerName: "default-scheduler",
-			Containers: []corev1.Container{{Name: "c", Image: "img", Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}},
-		},
-		Status: corev1.PodStatus{
-			Phase: corev1.PodRunning,
-			Conditions: []corev1.PodCondition{
-				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
-				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now, Message: "m"},
-			},
-			ContainerStatuses: []corev1.ContainerStatus{{Name: "c"}},
-			PodIP:             "10.0.0.7", PodIPs: []corev1.PodIP{{IP: "10.0.0.7"}, {IP: "fd00::7"}},
-			HostIP: "192.168.0.1",
-		},
+	pod := builders.Pod("ingester-0").Namespace("mimir").UID("u1").Labels(map[string]string{"app": "ingester"}).
+		Annotation("controller.kubernetes.io/pod-deletion-cost", "10").Annotation("policy.tdb.dev/deletion-cost-budget", "ingesters").
+		Annotation("big", "x").ControlledBy(metav1.OwnerReference{Kind: "StatefulSet", Name: "ingester", UID: "s1"}).Deleting(now.Time).
+		Container("c", "img").OnNode("n1").Running().IPs("10.0.0.7", "fd00::7").Obj()
+	// What the builders leave out: fields of the API server, the scheduler
+	// and the kubelet.
+	pod.ResourceVersion, pod.ManagedFields = "7", []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	pod.Spec.SchedulerName = "default-scheduler"
+	pod.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	pod.Status.Conditions = []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now, Message: "m"},
 	}
+	pod.Status.ContainerStatuses, pod.Status.HostIP = []corev1.ContainerStatus{{Name: "c"}}, "192.168.0.1"
 	got, err := stripPod(pod.DeepCopy())
 	if err != nil {
 		t.Fatal(err)
@@ -91,11 +81,9 @@ func TestStripPodKeepsWhatBudgetsRead(t *testing.T) {
 }
 
 func TestStripNodeKeepsLabels(t *testing.T) {
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"topology.kubernetes.io/zone": "a"}, Annotations: map[string]string{"x": "y"}},
-		Spec:       corev1.NodeSpec{PodCIDR: "10.0.0.0/24", Unschedulable: true},
-		Status:     corev1.NodeStatus{Images: []corev1.ContainerImage{{Names: []string{"img"}}}},
-	}
+	node := builders.Node("n1").Zone("a").Unschedulable().Obj()
+	node.Annotations, node.Spec.PodCIDR = map[string]string{"x": "y"}, "10.0.0.0/24"
+	node.Status.Images = []corev1.ContainerImage{{Names: []string{"img"}}}
 	got, _ := stripNode(node.DeepCopy())
 	want := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"topology.kubernetes.io/zone": "a"}},

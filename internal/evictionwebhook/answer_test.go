@@ -31,8 +31,7 @@ import (
 // DisruptionBudget cause, and no retryAfterSeconds (on which client-go
 // would retry inside the one call, blocking the client for a minute).
 func TestRefusalsCarryTheDisruptionBudgetCause(t *testing.T) {
-	stale := budgetAllowing("b", 1)
-	stale.Generation = 2
+	stale := allowing("b", 1).Generation(2).Obj()
 	for _, tc := range []struct {
 		name   string
 		budget *policyv1alpha1.TopologyDisruptionBudget

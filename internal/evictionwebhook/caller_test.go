@@ -24,22 +24,18 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
-func podAt(ns, name, ip string, mutate ...func(*corev1.Pod)) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: corev1.PodSpec{NodeName: "n1"},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}}}
-	for _, m := range mutate {
-		m(p)
-	}
-	return p
+// podAt is a Running pod ns/name on n1 whose address is ip.
+func podAt(ns, name, ip string) *builders.PodWrapper {
+	return builders.Pod(name).Namespace(ns).OnNode("n1").Running().IPs(ip)
 }
 
 func fromAddr(addr string) context.Context {
@@ -53,15 +49,15 @@ func fromAddr(addr string) context.Context {
 func TestReviewsFromPodsAreRefused(t *testing.T) {
 	objs := []*corev1.Pod{
 		readyPod(),
-		podAt("evil", "forger", "10.1.2.3"),
-		podAt("kube-system", "konnectivity-agent", "10.9.9.9"),
-		podAt("evil", "host", "192.168.1.5", func(p *corev1.Pod) { p.Spec.HostNetwork = true }),
-		podAt("evil", "done", "10.4.4.4", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }),
+		podAt("evil", "forger", "10.1.2.3").Obj(),
+		podAt("kube-system", "konnectivity-agent", "10.9.9.9").Obj(),
+		podAt("evil", "host", "192.168.1.5").HostNetwork().Obj(),
+		podAt("evil", "done", "10.4.4.4").Phase(corev1.PodSucceeded).Obj(),
 		// An address reused: a trusted pod holds it too.
-		podAt("evil", "old", "10.9.9.9"),
-		podAt("evil", "v6", "fd00::7"),
+		podAt("evil", "old", "10.9.9.9").Obj(),
+		podAt("evil", "v6", "fd00::7").Obj(),
 		// Its node is gone: the address is free again.
-		podAt("evil", "lingering", "10.5.5.5", func(p *corev1.Pod) { p.Spec.NodeName = "gone" }),
+		podAt("evil", "lingering", "10.5.5.5").OnNode("gone").Obj(),
 	}
 	trusted := CallerPolicy{TrustedNamespaces: map[string]bool{"kube-system": true}}
 

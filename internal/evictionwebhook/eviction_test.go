@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -38,9 +39,10 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
-const zoneKey = "topology.kubernetes.io/zone"
+const zoneKey = builders.ZoneKey
 
 func scheme(t *testing.T) *runtime.Scheme {
 	s := runtime.NewScheme()
@@ -53,34 +55,38 @@ func scheme(t *testing.T) *runtime.Scheme {
 	return s
 }
 
-func readyPod() *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-0", UID: "p0", Labels: map[string]string{"app": "web"},
-			OwnerReferences: []metav1.OwnerReference{{Kind: "StatefulSet", Name: "web", UID: "s1", Controller: ptr.To(true)}}},
-		Spec: corev1.PodSpec{NodeName: "n1"},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
-			{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
-	}
+// webPod is a Running, Ready pod ns/name on n1, labelled app=web and
+// controlled by the StatefulSet web (a reference without apiVersion).
+func webPod(name string, uid types.UID) *builders.PodWrapper {
+	return builders.Pod(name).Namespace("ns").UID(uid).Labels(map[string]string{"app": "web"}).
+		ControlledBy(metav1.OwnerReference{Kind: "StatefulSet", Name: "web", UID: "s1"}).
+		OnNode("n1").Running().Ready()
 }
 
-func zoneNode() *corev1.Node {
-	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{zoneKey: "zone-a"}}}
+// readyPod is web-0, the pod the tests evict.
+func readyPod() *corev1.Pod { return webPod("web-0", "p0").Obj() }
+
+// zoneNode is n1, in zone-a.
+func zoneNode() *corev1.Node { return builders.Node("n1").Zone("zone-a").Obj() }
+
+// computed is a budget ns/name over app=web by zone, allowing
+// maxUnavailable per zone, whose status at generation 1 has the one row
+// zone-a and its totals (domainCount left unset).
+func computed(name string, maxUnavailable int32, zoneA policyv1alpha1.DomainStatus) *builders.BudgetWrapper {
+	zoneA.Name = "zone-a"
+	return builders.Budget(name).Namespace("ns").Generation(1).MatchLabels(map[string]string{"app": "web"}).
+		TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(maxUnavailable)).
+		ObservedGeneration(1).StatusDomains(zoneA).DomainCount(0)
 }
 
-// budgetAllowing is a computed budget named name whose zone-a allows n.
+// allowing is a computed budget named name whose zone-a allows n.
+func allowing(name string, n int32) *builders.BudgetWrapper {
+	return computed(name, 1, policyv1alpha1.DomainStatus{ExpectedPods: 3, CurrentHealthy: 2 + n, DesiredHealthy: 2, DisruptionsAllowed: n})
+}
+
+// budgetAllowing is allowing built.
 func budgetAllowing(name string, n int32) *policyv1alpha1.TopologyDisruptionBudget {
-	return &policyv1alpha1.TopologyDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Generation: 1},
-		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector:       policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "web"}),
-			TopologyKey:    zoneKey,
-			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-		},
-		Status: policyv1alpha1.TopologyDisruptionBudgetStatus{
-			ObservedGeneration: 1, ExpectedPods: 3, CurrentHealthy: 2 + n, DisruptionsAllowed: n,
-			Domains: []policyv1alpha1.DomainStatus{{Name: "zone-a", ExpectedPods: 3, CurrentHealthy: 2 + n, DesiredHealthy: 2, DisruptionsAllowed: n}},
-		},
-	}
+	return allowing(name, n).Obj()
 }
 
 func request(t *testing.T, body any, dryRun bool) admission.Request {

@@ -28,10 +28,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -43,26 +40,14 @@ import (
 // zoneBudget is a computed budget over n Ready pods in zone-a that allows
 // `allowed` evictions.
 func zoneBudget(n, allowed int32) *policyv1alpha1.TopologyDisruptionBudget {
-	return &policyv1alpha1.TopologyDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", Generation: 1},
-		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector:       policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "web"}),
-			TopologyKey:    zoneKey,
-			MaxUnavailable: ptr.To(intstr.FromInt32(allowed)),
-		},
-		Status: policyv1alpha1.TopologyDisruptionBudgetStatus{
-			ObservedGeneration: 1, ExpectedPods: n, CurrentHealthy: n, DisruptionsAllowed: allowed,
-			Domains: []policyv1alpha1.DomainStatus{{Name: "zone-a", ExpectedPods: n, CurrentHealthy: n, DesiredHealthy: n - allowed, DisruptionsAllowed: allowed}},
-		},
-	}
+	return computed("b", allowed, policyv1alpha1.DomainStatus{ExpectedPods: n, CurrentHealthy: n, DesiredHealthy: n - allowed, DisruptionsAllowed: allowed}).Obj()
 }
 
+// zonePods are the n pods web-<i> (UID p<i>) like readyPod.
 func zonePods(n int) []client.Object {
 	out := make([]client.Object, n)
 	for i := range out {
-		p := readyPod()
-		p.Name, p.UID = fmt.Sprintf("web-%d", i), types.UID(fmt.Sprintf("p%d", i))
-		out[i] = p
+		out[i] = webPod(fmt.Sprintf("web-%d", i), types.UID(fmt.Sprintf("p%d", i))).Obj()
 	}
 	return out
 }

@@ -40,6 +40,7 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
@@ -115,9 +116,7 @@ func TestPDBRefusalIsNotCharged(t *testing.T) {
 // retry is decided afresh and charged, never let through as already counted.
 func TestAlreadyRecordedIsSerialisedWithTheRecordsRemoval(t *testing.T) {
 	ctx := context.Background()
-	b := budgetAllowing("b", 0)
-	b.Status.Domains[0].CurrentHealthy = 2
-	b.Status.DisruptedPods = []policyv1alpha1.DisruptedPod{{Name: "web-0", UID: "p0", Domain: "zone-a", Time: metav1.NewTime(time.Date(2026, 11, 21, 17, 59, 0, 0, time.UTC))}}
+	b := allowing("b", 0).DisruptedPods(policyv1alpha1.DisruptedPod{Name: "web-0", UID: "p0", Domain: "zone-a", Time: metav1.NewTime(time.Date(2026, 11, 21, 17, 59, 0, 0, time.UTC))}).Obj()
 	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), zoneNode(), b).
 		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
 	var cached policyv1alpha1.TopologyDisruptionBudget
@@ -150,8 +149,7 @@ func TestAlreadyRecordedIsSerialisedWithTheRecordsRemoval(t *testing.T) {
 // once the budget's version is fixed: turned Ready meanwhile, it is charged.
 func TestUnchargedPassIsDecidedOnTheCurrentPod(t *testing.T) {
 	ctx := context.Background()
-	notReady := readyPod()
-	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
+	notReady := webPod("web-0", "p0").NotReady().Obj()
 	var reads atomic.Int32
 	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(notReady, zoneNode(), budgetAllowing("b", 1)).
 		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).
@@ -183,10 +181,8 @@ func TestUnchargedPassIsDecidedOnTheCurrentPod(t *testing.T) {
 // An uncharged eviction of a not-Ready pod is recorded: its replacement is
 // then expected in its own domain.
 func TestUnchargedPassIsRecorded(t *testing.T) {
-	notReady := readyPod()
-	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
-	b := budgetAllowing("b", 1)
-	b.Spec.UnhealthyPodEvictionPolicy = policyv1alpha1.AlwaysAllow
+	notReady := webPod("web-0", "p0").NotReady().Obj()
+	b := allowing("b", 1).UnhealthyPodEvictionPolicy(policyv1alpha1.AlwaysAllow).Obj()
 	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(notReady, zoneNode(), b).
 		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
 	h := newHandler(t, server, server)
@@ -264,8 +260,7 @@ func TestRelabelledNodeIsNotChargedTheOldDomain(t *testing.T) {
 // A pod whose node is gone is decided in the domain it was in, from the
 // deleted node's last labels; with nothing known, only that pod is refused.
 func TestPodOnAGoneNode(t *testing.T) {
-	p := readyPod()
-	p.Spec.NodeName = "gone"
+	p := webPod("web-0", "p0").OnNode("gone").Obj()
 	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(p, zoneNode(), budgetAllowing("b", 1)).
 		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
 	h := newHandler(t, server, server)
@@ -274,7 +269,7 @@ func TestPodOnAGoneNode(t *testing.T) {
 		t.Fatalf("nothing known of the node: %+v, want a refusal saying the node is gone", resp.Result)
 	}
 	h.GoneNodes = tombstone.New(nil)
-	h.GoneNodes.Deleted(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gone", Labels: map[string]string{zoneKey: "zone-a"}}})
+	h.GoneNodes.Deleted(builders.Node("gone").Zone("zone-a").Obj())
 	if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
 		t.Fatalf("with the node's last labels: %+v, want allowed in zone-a", resp.Result)
 	}
@@ -309,10 +304,10 @@ func TestPerBudgetMemoryIsBounded(t *testing.T) {
 	clk := clocktesting.NewFakeClock(t0)
 	r := &RefusalReporter{Recorder: events.NewFakeRecorder(1000), Clock: clk, Interval: time.Minute}
 	for i := 0; i < 100; i++ {
-		r.Refused(&policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "b", UID: types.UID(fmt.Sprint(i))}}, "refused")
+		r.Refused(builders.Budget("b").UID(types.UID(fmt.Sprint(i))).Obj(), "refused")
 	}
 	clk.Step(refusalWindowIdle*time.Minute + time.Second)
-	r.Refused(&policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "b", UID: "new"}}, "refused")
+	r.Refused(builders.Budget("b").UID("new").Obj(), "refused")
 	r.mu.Lock()
 	n := len(r.last)
 	r.mu.Unlock()
@@ -356,11 +351,9 @@ func TestPanicReleasesTheBudgetsLock(t *testing.T) {
 // such selectors) refuses only the pods it might select; the namespace's
 // other pods pass.
 func TestBrokenBudgetBlocksOnlyWhatItMightCover(t *testing.T) {
-	broken := budgetAllowing("broken", 1)
-	broken.Spec.Selector = &policyv1alpha1.LabelSelector{MatchLabels: map[string]policyv1alpha1.LabelValue{"app": "web"},
-		MatchExpressions: []policyv1alpha1.LabelSelectorRequirement{{Key: "bad key", Operator: metav1.LabelSelectorOpDoesNotExist}}}
-	other := readyPod()
-	other.Name, other.UID, other.Labels = "db-0", "d0", map[string]string{"app": "db"}
+	broken := allowing("broken", 1).Selector(&policyv1alpha1.LabelSelector{MatchLabels: map[string]policyv1alpha1.LabelValue{"app": "web"},
+		MatchExpressions: []policyv1alpha1.LabelSelectorRequirement{{Key: "bad key", Operator: metav1.LabelSelectorOpDoesNotExist}}}).Obj()
+	other := webPod("db-0", "d0").Labels(map[string]string{"app": "db"}).Obj()
 	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), other, zoneNode(), broken).
 		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
 	h := newHandler(t, server, server)
@@ -381,19 +374,16 @@ func TestBrokenBudgetBlocksOnlyWhatItMightCover(t *testing.T) {
 // reader: the stale copy let both healthy pods of zone-a go under
 // maxUnavailable 1 when such pods passed uncharged).
 func TestPodOnAGoneNodeIsReadLive(t *testing.T) {
-	old := readyPod()
-	old.Spec.NodeName = "gone"
-	live := readyPod()
-	live.UID = "p0-replacement"
-	other := readyPod()
-	other.Name, other.UID = "web-1", "p1"
+	old := webPod("web-0", "p0").OnNode("gone").Obj()
+	live := webPod("web-0", "p0-replacement").Obj()
+	other := webPod("web-1", "p1").Obj()
 	cache := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(old, other, zoneNode(), budgetAllowing("b", 1)).
 		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
 	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(live, other, zoneNode(), budgetAllowing("b", 1)).
 		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
 	h := newHandler(t, cache, server)
 	h.GoneNodes = tombstone.New(nil)
-	h.GoneNodes.Deleted(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gone", Labels: map[string]string{zoneKey: "zone-a"}}})
+	h.GoneNodes.Deleted(builders.Node("gone").Zone("zone-a").Obj())
 	evict := func(name string) admission.Request {
 		r := request(t, map[string]any{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": map[string]any{"name": name, "namespace": "ns"}}, false)
 		r.Name = name

@@ -21,11 +21,10 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
 // kubectl drain retries a refused eviction every 5 seconds: one event per
@@ -34,8 +33,8 @@ func TestRefusalEventsAreRateLimited(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 21, 18, 0, 0, 0, time.UTC))
 	rec := events.NewFakeRecorder(100)
 	r := &RefusalReporter{Recorder: rec, Clock: clk, Interval: time.Minute}
-	a := &policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "a"}}
-	b := &policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "b", UID: "b"}}
+	a := builders.Budget("a").UID("a").Obj()
+	b := builders.Budget("b").UID("b").Obj()
 
 	for i := 0; i < 12; i++ { // a minute of drain retries
 		r.Refused(a, "zone-a has 7 healthy pods, needs 7")

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
 // Regression (second reader) W1: two requests for the SAME pod in one group, same second. The
@@ -69,14 +70,12 @@ func TestRegressionLiveRereadOfReplacedPodChargesOldDomain(t *testing.T) {
 	ctx := context.Background()
 	b := zoneBudget(4, 1)
 	b.Status.Domains = append(b.Status.Domains, policyv1alpha1.DomainStatus{Name: "zone-b", ExpectedPods: 4, CurrentHealthy: 4, DesiredHealthy: 3, DisruptionsAllowed: 1})
-	nb := zoneNode()
-	nb.Name, nb.Labels = "n2", map[string]string{zoneKey: "zone-b"}
+	nb := builders.Node("n2").Zone("zone-b").Obj()
 	objs := append(zonePods(2), zoneNode(), nb, b)
 	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(objs...).
 		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
 	h := newHandler(t, server, server)
-	old := readyPod()
-	old.Status.Conditions[0].Status = "False" // not Ready: re-read live in tryCommit
+	old := webPod("web-0", "p0").NotReady().Obj() // not Ready: re-read live in tryCommit
 	covering, err := h.covering(ctx, old)
 	if err != nil || len(covering) != 1 {
 		t.Fatal(covering, err)
@@ -91,8 +90,7 @@ func TestRegressionLiveRereadOfReplacedPodChargesOldDomain(t *testing.T) {
 	if err := server.Delete(ctx, cur); err != nil {
 		t.Fatal(err)
 	}
-	repl := readyPod()
-	repl.UID, repl.Spec.NodeName = "p0-new", "n2"
+	repl := webPod("web-0", "p0-new").OnNode("n2").Obj()
 	if err := server.Create(ctx, repl); err != nil {
 		t.Fatal(err)
 	}

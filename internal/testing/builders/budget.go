@@ -18,6 +18,7 @@ package builders
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
@@ -40,6 +41,9 @@ func (w *BudgetWrapper) Obj() *policyv1alpha1.TopologyDisruptionBudget { return 
 
 // Namespace puts the budget in namespace ns.
 func (w *BudgetWrapper) Namespace(ns string) *BudgetWrapper { w.tdb.Namespace = ns; return w }
+
+// UID sets the budget's UID, which the API server assigns on create.
+func (w *BudgetWrapper) UID(uid types.UID) *BudgetWrapper { w.tdb.UID = uid; return w }
 
 // Selector sets spec.selector to s (nil: none, which the API refuses).
 func (w *BudgetWrapper) Selector(s *policyv1alpha1.LabelSelector) *BudgetWrapper {
@@ -130,6 +134,14 @@ func (w *BudgetWrapper) StatusDomains(rows ...policyv1alpha1.DomainStatus) *Budg
 		st.DisruptionsAllowed += r.DisruptionsAllowed
 	}
 	st.DomainCount = int32(len(rows))
+	return w
+}
+
+// DomainCount sets status.domainCount alone, after StatusDomains, for a
+// status whose count is not its rows' number (0: a status written without
+// it).
+func (w *BudgetWrapper) DomainCount(n int32) *BudgetWrapper {
+	w.tdb.Status.DomainCount = n
 	return w
 }
 

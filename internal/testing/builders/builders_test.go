@@ -235,3 +235,23 @@ func TestBudget(t *testing.T) {
 		t.Errorf("budget (-want +got):\n%s", diff)
 	}
 }
+
+// DomainCount overrides the count StatusDomains derives; UID and
+// HostNetwork set what they name.
+func TestOverridesAndIdentity(t *testing.T) {
+	rowA := policyv1alpha1.DomainStatus{Name: "zone-a", ExpectedPods: 3, CurrentHealthy: 3, DisruptionsAllowed: 1}
+	gotBudget := Budget("web").UID("u1").StatusDomains(rowA).DomainCount(0).Obj()
+	wantBudget := &policyv1alpha1.TopologyDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "u1"},
+		Status: policyv1alpha1.TopologyDisruptionBudgetStatus{
+			ExpectedPods: 3, CurrentHealthy: 3, DisruptionsAllowed: 1, Domains: []policyv1alpha1.DomainStatus{rowA},
+		},
+	}
+	if diff := cmp.Diff(wantBudget, gotBudget); diff != "" {
+		t.Errorf("budget (-want +got):\n%s", diff)
+	}
+	wantPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: corev1.PodSpec{HostNetwork: true}}
+	if diff := cmp.Diff(wantPod, Pod("a").HostNetwork().Obj()); diff != "" {
+		t.Errorf("pod (-want +got):\n%s", diff)
+	}
+}

@@ -101,6 +101,10 @@ func (w *PodWrapper) Container(name, image string) *PodWrapper {
 // OnNode binds the pod to node.
 func (w *PodWrapper) OnNode(node string) *PodWrapper { w.pod.Spec.NodeName = node; return w }
 
+// HostNetwork puts the pod in its node's network namespace
+// (spec.hostNetwork): its addresses are the node's.
+func (w *PodWrapper) HostNetwork() *PodWrapper { w.pod.Spec.HostNetwork = true; return w }
+
 // Phase sets the pod's phase.
 func (w *PodWrapper) Phase(p corev1.PodPhase) *PodWrapper { w.pod.Status.Phase = p; return w }
 
