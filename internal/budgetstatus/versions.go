@@ -81,13 +81,28 @@ func (v *Versions) clock() time.Time {
 	return time.Now()
 }
 
-// Saw records obj, a version returned by the API server (by a write or a
-// live read), and the resourceVersions known to be older than it: the
-// version a write was based on, the version whose write conflicted before a
-// live read. A version known to be older than the newest is ignored; one of
-// unknown order replaces it (the latest answer wins, and a wrong guess is
-// corrected by the next conflict). obj must not be modified afterwards.
+// Wrote records obj, the answer to a write this process made on the
+// version base: the newest version, as far as this process knows (the API
+// server applied the write on base; every version this process saw before
+// is older, or the next conflict says otherwise). obj must not be modified
+// afterwards.
+func (v *Versions) Wrote(obj *policyv1alpha1.TopologyDisruptionBudget, base string) {
+	v.record(obj, true, base)
+}
+
+// Saw records obj, a version a live read returned, and the resourceVersions
+// known to be older than it (the version whose write conflicted before the
+// read). obj becomes the newest only when that is certain: nothing is known
+// of the budget, or olderThanObj names the newest known. A read answered
+// before a write of this process, whose answer is recorded after it, would
+// otherwise replace a newer version with an older one; with the evidence
+// rule, the worst a stale newest costs is one conflict, whose re-read names
+// it. obj must not be modified afterwards.
 func (v *Versions) Saw(obj *policyv1alpha1.TopologyDisruptionBudget, olderThanObj ...string) {
+	v.record(obj, false, olderThanObj...)
+}
+
+func (v *Versions) record(obj *policyv1alpha1.TopologyDisruptionBudget, wrote bool, olderThanObj ...string) {
 	if v == nil || obj == nil || obj.ResourceVersion == "" {
 		return
 	}
@@ -99,15 +114,17 @@ func (v *Versions) Saw(obj *policyv1alpha1.TopologyDisruptionBudget, olderThanOb
 	if k.latest != nil && k.latest.UID != obj.UID {
 		k.latest, k.older = nil, nil
 	}
-	switch {
-	case k.latest != nil && k.latest.ResourceVersion == obj.ResourceVersion:
+	if k.latest != nil && k.latest.ResourceVersion == obj.ResourceVersion {
 		k.addOlder(olderThanObj...)
 		return
-	case slices.Contains(k.older, obj.ResourceVersion):
+	}
+	newer := wrote || k.latest == nil || slices.Contains(olderThanObj, k.latest.ResourceVersion)
+	if !newer {
 		return
 	}
 	previous := k.latest
 	k.latest = obj
+	k.older = slices.DeleteFunc(k.older, func(rv string) bool { return rv == obj.ResourceVersion })
 	if previous != nil {
 		k.addOlder(previous.ResourceVersion)
 	}

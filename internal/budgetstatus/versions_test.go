@@ -38,10 +38,15 @@ func versionOf(uid types.UID, rv string) *policyv1alpha1.TopologyDisruptionBudge
 }
 
 func TestNewestFollowsTheOrderOfWhatWasSeen(t *testing.T) {
+	// A step is a write's answer on a base (wrote) or a live read with the
+	// versions known to be older than it.
 	type step struct {
-		saw    string
+		rv     string
+		wrote  bool
 		before []string
 	}
+	wrote := func(rv, base string) step { return step{rv: rv, wrote: true, before: []string{base}} }
+	read := func(rv string, before ...string) step { return step{rv: rv, before: before} }
 	tests := []struct {
 		name   string
 		steps  []step
@@ -50,24 +55,34 @@ func TestNewestFollowsTheOrderOfWhatWasSeen(t *testing.T) {
 	}{
 		{name: "nothing seen: the cached copy", cached: "kx", want: "kx"},
 		{name: "a write on the cached version: the write",
-			steps: []step{{saw: "kb", before: []string{"ka"}}}, cached: "ka", want: "kb"},
-		{name: "the cached copy is the newest", steps: []step{{saw: "kb", before: []string{"ka"}}}, cached: "kb", want: "kb"},
+			steps: []step{wrote("kb", "ka")}, cached: "ka", want: "kb"},
+		{name: "the cached copy is the newest", steps: []step{wrote("kb", "ka")}, cached: "kb", want: "kb"},
 		{name: "a cached version of unknown order is used as it is",
-			steps: []step{{saw: "kb", before: []string{"ka"}}}, cached: "kz", want: "kz"},
+			steps: []step{wrote("kb", "ka")}, cached: "kz", want: "kz"},
 		{name: "two writes in turn: every earlier version is older than the last",
-			steps: []step{{saw: "kb", before: []string{"ka"}}, {saw: "kc", before: []string{"kb"}}}, cached: "ka", want: "kc"},
-		{name: "a write's result arriving after a newer one is ignored",
-			steps: []step{{saw: "kc", before: []string{"kb"}}, {saw: "kb", before: []string{"ka"}}}, cached: "kb", want: "kc"},
-		{name: "a live read after a conflict replaces the newest",
-			steps: []step{{saw: "kb", before: []string{"ka"}}, {saw: "kd", before: []string{"kb"}}}, cached: "kb", want: "kd"},
-		{name: "a version of unknown order replaces the newest, which becomes older",
-			steps: []step{{saw: "kb", before: []string{"ka"}}, {saw: "kq"}}, cached: "kb", want: "kq"},
+			steps: []step{wrote("kb", "ka"), wrote("kc", "kb")}, cached: "ka", want: "kc"},
+		{name: "a live read after a conflict on the newest replaces it",
+			steps: []step{wrote("kb", "ka"), read("kd", "kb")}, cached: "kb", want: "kd"},
+		{name: "the first live read of a budget is its newest",
+			steps: []step{read("kb")}, cached: "kb", want: "kb"},
+		{name: "a live read of unknown order does not replace the newest",
+			steps: []step{wrote("kb", "ka"), read("kq")}, cached: "ka", want: "kb"},
+		{name: "a late live read, answered before this process's write, does not replace it",
+			steps: []step{read("k0"), wrote("k3", "k2"), read("k1", "k0")}, cached: "k2", want: "k3"},
+		// A stale newest is corrected by the read after the conflict it
+		// causes, even when that read returns a version once recorded older.
+		{name: "evidence wins over an older record",
+			steps: []step{wrote("k3", "k2"), wrote("k1", "k0"), read("k3", "k1")}, cached: "k1", want: "k3"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var v Versions
 			for _, s := range tc.steps {
-				v.Saw(version(s.saw), s.before...)
+				if s.wrote {
+					v.Wrote(version(s.rv), s.before[0])
+				} else {
+					v.Saw(version(s.rv), s.before...)
+				}
 			}
 			if got := v.Newest(version(tc.cached)).ResourceVersion; got != tc.want {
 				t.Errorf("Newest(%s) = %s, want %s", tc.cached, got, tc.want)
@@ -78,7 +93,7 @@ func TestNewestFollowsTheOrderOfWhatWasSeen(t *testing.T) {
 
 func TestNewestReturnsACopy(t *testing.T) {
 	var v Versions
-	v.Saw(version("kb"), "ka")
+	v.Wrote(version("kb"), "ka")
 	got := v.Newest(version("ka"))
 	got.Status.DisruptionsAllowed = 7
 	if again := v.Newest(version("ka")); again.Status.DisruptionsAllowed != 0 {
@@ -88,11 +103,11 @@ func TestNewestReturnsACopy(t *testing.T) {
 
 func TestARecreatedBudgetStartsOver(t *testing.T) {
 	var v Versions
-	v.Saw(versionOf("u1", "kb"), "ka")
+	v.Wrote(versionOf("u1", "kb"), "ka")
 	if got := v.Newest(versionOf("u2", "ka")); got.UID != "u2" || got.ResourceVersion != "ka" {
 		t.Errorf("another budget of the same name got %s/%s", got.UID, got.ResourceVersion)
 	}
-	v.Saw(versionOf("u2", "kc"), "ka")
+	v.Wrote(versionOf("u2", "kc"), "ka")
 	if got := v.Newest(versionOf("u2", "ka")); got.ResourceVersion != "kc" {
 		t.Errorf("Newest = %s, want kc", got.ResourceVersion)
 	}
@@ -106,7 +121,7 @@ func TestOlderVersionsAreBounded(t *testing.T) {
 	prev := "v0"
 	for i := 1; i <= 3*maxOlder; i++ {
 		rv := "v" + string(rune('a'+i%26)) + string(rune('a'+i/26))
-		v.Saw(version(rv), prev)
+		v.Wrote(version(rv), prev)
 		prev = rv
 	}
 	k := v.budgets[types.NamespacedName{Namespace: "ns", Name: "b"}]
@@ -123,7 +138,7 @@ func TestOlderVersionsAreBounded(t *testing.T) {
 func TestIdleBudgetsAreForgotten(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	v := Versions{now: func() time.Time { return now }}
-	v.Saw(version("kb"), "ka")
+	v.Wrote(version("kb"), "ka")
 	other := versionOf("u9", "k1")
 	other.Name = "other"
 	now = now.Add(idle + time.Second)
@@ -139,7 +154,7 @@ func TestIdleBudgetsAreForgotten(t *testing.T) {
 
 func TestANilVersionsKnowsNothing(t *testing.T) {
 	var v *Versions
-	v.Saw(version("kb"), "ka")
+	v.Wrote(version("kb"), "ka")
 	if got := v.Newest(version("ka")); got.ResourceVersion != "ka" {
 		t.Errorf("Newest = %s, want the cached ka", got.ResourceVersion)
 	}

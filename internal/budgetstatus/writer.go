@@ -80,7 +80,7 @@ func (w *Writer) Put(ctx context.Context, next *policyv1alpha1.TopologyDisruptio
 	switch {
 	case err == nil:
 		operatormetrics.StatusWrites.WithLabelValues(w.Name, resultWritten).Inc()
-		w.Versions.Saw(next, base)
+		w.Versions.Wrote(next, base)
 	case apierrors.IsConflict(err):
 		operatormetrics.StatusWrites.WithLabelValues(w.Name, resultConflict).Inc()
 	default:
@@ -92,6 +92,9 @@ func (w *Writer) Put(ctx context.Context, next *policyv1alpha1.TopologyDisruptio
 // Reread reads the budget live after a write based on staleVersion
 // conflicted, and records it as newer than that version.
 func (w *Writer) Reread(ctx context.Context, key client.ObjectKey, staleVersion string) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+	if w.Live == nil {
+		return nil, fmt.Errorf("re-reading %s after a conflict: no live reader", key)
+	}
 	fresh := &policyv1alpha1.TopologyDisruptionBudget{}
 	if err := w.Live.Get(ctx, key, fresh); err != nil {
 		return nil, fmt.Errorf("re-reading %s after a conflict: %w", key, err)
@@ -114,8 +117,9 @@ var errNewerVersion = apierrors.NewConflict(policyv1alpha1.GroupVersion.WithReso
 	errors.New("a newer version of the budget was written meanwhile"))
 
 // lockedWriteTimeout bounds a write made under the budget's lock, so that
-// a write the API server never answers does not hold the other writers.
-const lockedWriteTimeout = 10 * time.Second
+// a write the API server never answers does not hold the other writers: the
+// webhook decides within 7 s (evictionwebhook's default deadline).
+const lockedWriteTimeout = 5 * time.Second
 
 // Update is the compare-and-swap of a budget's status: under the budget's
 // write lock, it applies on the newest version known, writes conditional on
