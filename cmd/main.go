@@ -51,6 +51,7 @@ import (
 	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
 	"github.com/tdb-operator/tdb-operator/internal/certs"
 	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
+	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
@@ -160,7 +161,7 @@ func run() error {
 		// The process exits right after the manager stops: handing the
 		// Lease over at once spares the other replica the lease timeout.
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         controllers.CacheOptions(),
+		Cache:                         snapshot.CacheOptions(),
 		WebhookServer:                 webhookServer,
 	}
 	cfg, err := ctrl.GetConfig()

@@ -56,7 +56,7 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 		o.Versions = &budgetstatus.Versions{}
 	}
 	// One gathering layer for every controller: one cache of parsed specs.
-	snapshots := &snapshot.Gatherer{Cache: mgr.GetClient(), GoneNodes: o.GoneNodes}
+	snapshots := &snapshot.Gatherer{Cache: mgr.GetClient(), GoneNodes: o.GoneNodes, Scales: mgr.GetClient()}
 	recorder := mgr.GetEventRecorder("tdb-operator")
 	costs := &DeletionCostReconciler{
 		Client:            mgr.GetClient(),

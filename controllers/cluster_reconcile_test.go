@@ -43,6 +43,7 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
@@ -64,7 +65,7 @@ type fakeCluster struct {
 
 // indexRecorder is the field indexer of indexingManager: it registers on
 // the fake client's builder the indexes the controllers' own setup code
-// (indexWorkloadsByUID, indexPodsByNode) registers on a manager.
+// (snapshot.IndexWorkloadsByUID, snapshot.IndexPodsByNode) registers on a manager.
 type indexRecorder struct{ b *fake.ClientBuilder }
 
 func (r *indexRecorder) IndexField(_ context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
@@ -115,10 +116,10 @@ func newFakeCluster(t *testing.T, objs ...client.Object) *fakeCluster {
 			},
 		})
 	mgr := indexingManager{indexer: &indexRecorder{b: b}}
-	if err := indexWorkloadsByUID(mgr); err != nil {
+	if err := snapshot.IndexWorkloadsByUID(mgr); err != nil {
 		t.Fatal(err)
 	}
-	if err := indexPodsByNode(mgr); err != nil {
+	if err := snapshot.IndexPodsByNode(mgr); err != nil {
 		t.Fatal(err)
 	}
 	c.WithWatch = b.Build()

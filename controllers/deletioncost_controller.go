@@ -222,7 +222,7 @@ func (r *DeletionCostReconciler) roleOf(ctx context.Context, ns, name string, ui
 	if rs.UID != uid {
 		return replicaSetRole{}, nil
 	}
-	dref, under := countedUnder(&rs)
+	dref, under := snapshot.CountedUnder(&rs)
 	if !under {
 		return replicaSetRole{found: true}, nil
 	}
@@ -261,7 +261,7 @@ func isTerminalPod(p *corev1.Pod) bool {
 // revisionOf reads a ReplicaSet's Deployment revision; a missing or bad one
 // is 0, the oldest.
 func revisionOf(rs *appsv1.ReplicaSet) int64 {
-	v, err := strconv.ParseInt(rs.Annotations[replicaSetRevision], 10, 64)
+	v, err := strconv.ParseInt(rs.Annotations[snapshot.ReplicaSetRevision], 10, 64)
 	if err != nil {
 		return 0
 	}
@@ -459,7 +459,7 @@ func (r *DeletionCostReconciler) budgetsOfNode(ctx context.Context, obj client.O
 // its pods: a new ReplicaSet turns the others old.
 func (r *DeletionCostReconciler) budgetsOfWorkload(ctx context.Context, obj client.Object) []reconcile.Request {
 	set := map[types.NamespacedName]struct{}{}
-	r.orderingBudgets(ctx, obj.GetNamespace(), templateLabels(obj), set)
+	r.orderingBudgets(ctx, obj.GetNamespace(), snapshot.TemplateLabels(obj), set)
 	return toRequests(set)
 }
 
@@ -501,6 +501,6 @@ func (replicaSetRevisionChanged) Create(event.CreateEvent) bool { return true }
 func (replicaSetRevisionChanged) Delete(event.DeleteEvent) bool { return true }
 
 func (replicaSetRevisionChanged) Update(e event.UpdateEvent) bool {
-	return e.ObjectOld.GetAnnotations()[replicaSetRevision] != e.ObjectNew.GetAnnotations()[replicaSetRevision] ||
+	return e.ObjectOld.GetAnnotations()[snapshot.ReplicaSetRevision] != e.ObjectNew.GetAnnotations()[snapshot.ReplicaSetRevision] ||
 		!reflect.DeepEqual(e.ObjectOld.GetOwnerReferences(), e.ObjectNew.GetOwnerReferences())
 }

@@ -25,7 +25,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -74,7 +73,7 @@ func budgetsOfNodePods(ctx context.Context, c client.Reader, node string,
 	extra func(*corev1.Pod) string,
 ) []reconcile.Request {
 	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.MatchingFields{nodeNameIndex: node}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := c.List(ctx, &pods, client.MatchingFields{snapshot.NodeNameIndex: node}, client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "listing pods of a node", "node", node)
 		return nil
 	}
@@ -137,10 +136,7 @@ func readyOf(p *corev1.Pod) corev1.ConditionStatus {
 type workloadChanged struct{ predicate.Funcs }
 
 func (workloadChanged) Update(e event.UpdateEvent) bool {
-	return !reflect.DeepEqual(replicasOf(e.ObjectOld), replicasOf(e.ObjectNew)) ||
-		!reflect.DeepEqual(templateLabels(e.ObjectOld), templateLabels(e.ObjectNew)) ||
+	return !reflect.DeepEqual(snapshot.ReplicasOf(e.ObjectOld), snapshot.ReplicasOf(e.ObjectNew)) ||
+		!reflect.DeepEqual(snapshot.TemplateLabels(e.ObjectOld), snapshot.TemplateLabels(e.ObjectNew)) ||
 		!reflect.DeepEqual(e.ObjectOld.GetOwnerReferences(), e.ObjectNew.GetOwnerReferences())
 }
-
-// runtimeObject names the list item type of apimeta.EachListItem.
-type runtimeObject = runtime.Object

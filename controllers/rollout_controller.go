@@ -356,7 +356,7 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 // workloadByUID finds the StatefulSet or DaemonSet of an eviction record
 // whose pods are all gone; nil when it is neither or gone.
 func (r *RolloutReconciler) workloadByUID(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, uid types.UID) (*drivenWorkload, error) {
-	ref, found, err := controllerByUID(ctx, r.Client, tdb.Namespace, uid)
+	ref, found, err := r.Snapshots.ControllerByUID(ctx, tdb.Namespace, uid)
 	if err != nil || !found || (ref.Kind != "StatefulSet" && ref.Kind != "DaemonSet") {
 		return nil, err
 	}
@@ -468,7 +468,7 @@ func (r *RolloutReconciler) readWorkload(ctx context.Context, ns string, ref *me
 		if strategy == "" {
 			strategy = string(appsv1.RollingUpdateDaemonSetStrategyType)
 		}
-		gen := ds.Annotations[daemonSetTemplateGeneration]
+		gen := ds.Annotations[snapshot.DaemonSetTemplateGeneration]
 		return &drivenWorkload{
 			uid: ds.UID, template: ds.Spec.Template.Labels,
 			status: policyv1alpha1.RolloutWorkloadStatus{
@@ -741,7 +741,7 @@ func (r *RolloutReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Snapshots == nil {
 		r.Snapshots = &snapshot.Gatherer{Cache: r.Client}
 	}
-	if err := indexWorkloadsByUID(mgr); err != nil {
+	if err := snapshot.IndexWorkloadsByUID(mgr); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -789,7 +789,7 @@ func (r *RolloutReconciler) otherBudgets(ctx context.Context, obj client.Object)
 
 func (r *RolloutReconciler) budgetsForWorkload(ctx context.Context, obj client.Object) []reconcile.Request {
 	set := map[types.NamespacedName]struct{}{}
-	matchingBudgets(ctx, r.Snapshots, obj.GetNamespace(), templateLabels(obj), set, hasRollout)
+	matchingBudgets(ctx, r.Snapshots, obj.GetNamespace(), snapshot.TemplateLabels(obj), set, hasRollout)
 	return toRequests(set)
 }
 
@@ -826,7 +826,7 @@ func (revisionChanged) Update(e event.UpdateEvent) bool {
 	case *appsv1.DaemonSet:
 		n, ok := e.ObjectNew.(*appsv1.DaemonSet)
 		return !ok || o.Generation != n.Generation || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
-			o.Annotations[daemonSetTemplateGeneration] != n.Annotations[daemonSetTemplateGeneration] ||
+			o.Annotations[snapshot.DaemonSetTemplateGeneration] != n.Annotations[snapshot.DaemonSetTemplateGeneration] ||
 			!equality.Semantic.DeepEqual(o.Spec.UpdateStrategy, n.Spec.UpdateStrategy)
 	}
 	return true

@@ -28,7 +28,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -244,7 +243,7 @@ func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.Topo
 	}
 	for _, rec := range tdb.Status.DisruptedPods {
 		if _, ok := refs[rec.ControllerUID]; rec.ControllerUID != "" && !ok {
-			ref, found, err := r.recordOwnerRef(ctx, tdb.Namespace, rec.ControllerUID)
+			ref, found, err := r.Snapshots.ControllerByUID(ctx, tdb.Namespace, rec.ControllerUID)
 			if err != nil {
 				return budget.Result{}, false, err
 			}
@@ -253,12 +252,11 @@ func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.Topo
 			}
 		}
 	}
-	controllersOfBudget, err := r.matchingControllers(ctx, tdb.Namespace, sel)
+	controllersOfBudget, err := r.Snapshots.Controllers(ctx, tdb.Namespace, sel)
 	if err != nil {
 		return budget.Result{}, false, err
 	}
-	resolver := ownerResolver{reader: r.Client, scales: r.APIReader}
-	owners, err := resolver.resolve(ctx, tdb.Namespace, refs)
+	owners, err := r.Snapshots.Owners(ctx, tdb.Namespace, refs)
 	if err != nil {
 		return budget.Result{}, false, err
 	}
@@ -268,7 +266,7 @@ func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.Topo
 		Coverage:      snap.Coverage,
 		Pods:          podPtrs,
 		Nodes:         snap.Nodes.Get,
-		Owners:        owners.owners,
+		Owners:        owners.Owners,
 		Controllers:   controllersOfBudget,
 		Now:           now,
 		RecordTimeout: r.RecordTimeout,
@@ -281,46 +279,7 @@ func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.Topo
 	if err := snap.Nodes.Err(); err != nil {
 		return budget.Result{}, false, fmt.Errorf("reading nodes: %w", err)
 	}
-	return res, owners.custom, nil
-}
-
-// recordOwnerRef finds the controllerRef of a record whose pods are all gone:
-// a ReplicaSet (of a Deployment), StatefulSet or ReplicationController,
-// looked up by UID through a cache index.
-func (r *BudgetReconciler) recordOwnerRef(ctx context.Context, ns string, uid types.UID) (metav1.OwnerReference, bool, error) {
-	return controllerByUID(ctx, r.Client, ns, uid)
-}
-
-// matchingControllers lists the cached workload controllers of the
-// namespace whose pod template the selector matches, whether or not any of
-// their pods exists. A ReplicaSet owned by a Deployment is counted as the
-// Deployment.
-func (r *BudgetReconciler) matchingControllers(ctx context.Context, ns string, sel labels.Selector) ([]budget.Owner, error) {
-	var out []budget.Owner
-	for _, w := range workloadKinds {
-		list := w.newList()
-		if err := r.Client.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
-			return nil, fmt.Errorf("listing %ss: %w", w.kind, err)
-		}
-		err := apimeta.EachListItem(list, func(o runtimeObject) error {
-			obj, ok := o.(client.Object)
-			if !ok {
-				return nil
-			}
-			if _, under := countedUnder(obj); under {
-				return nil // counted as its Deployment, listed too
-			}
-			if !sel.Matches(w.template(obj)) {
-				return nil
-			}
-			out = append(out, *owner(obj.GetUID(), w.kind, obj.GetName(), w.scale(obj)))
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return res, owners.Custom, nil
 }
 
 // recordChecks are what live reads confirmed about records.
@@ -434,12 +393,12 @@ func (r *BudgetReconciler) emitEvents(tdb *policyv1alpha1.TopologyDisruptionBudg
 // workload scales that change them, each mapped to the budgets it affects.
 func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Snapshots == nil {
-		r.Snapshots = &snapshot.Gatherer{Cache: r.Client, GoneNodes: r.GoneNodes}
+		r.Snapshots = &snapshot.Gatherer{Cache: r.Client, GoneNodes: r.GoneNodes, Scales: r.APIReader}
 	}
-	if err := indexWorkloadsByUID(mgr); err != nil {
+	if err := snapshot.IndexWorkloadsByUID(mgr); err != nil {
 		return err
 	}
-	if err := indexPodsByNode(mgr); err != nil {
+	if err := snapshot.IndexPodsByNode(mgr); err != nil {
 		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -450,8 +409,8 @@ func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(podChanged{})).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForNode),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete())))
-	for _, w := range workloadKinds {
-		b = b.Watches(w.newObject(), handler.EnqueueRequestsFromMapFunc(r.budgetsForWorkload),
+	for _, w := range snapshot.WorkloadObjects() {
+		b = b.Watches(w, handler.EnqueueRequestsFromMapFunc(r.budgetsForWorkload),
 			builder.WithPredicates(workloadChanged{}))
 	}
 	return b.Complete(r)
@@ -474,6 +433,6 @@ func (r *BudgetReconciler) budgetsForNode(ctx context.Context, obj client.Object
 
 func (r *BudgetReconciler) budgetsForWorkload(ctx context.Context, obj client.Object) []reconcile.Request {
 	set := map[types.NamespacedName]struct{}{}
-	r.budgetsForLabels(ctx, obj.GetNamespace(), templateLabels(obj), set)
+	r.budgetsForLabels(ctx, obj.GetNamespace(), snapshot.TemplateLabels(obj), set)
 	return toRequests(set)
 }

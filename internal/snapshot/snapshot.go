@@ -14,12 +14,16 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package snapshot is the one way in for cluster state: from the informer
-// caches it gathers, for one budget, the pods its selector matches, their
-// nodes under one node-error policy, and the budget's parsed coverage, kept
-// until the budget's generation changes. The status, rollout and
-// deletion-cost controllers and the eviction webhook read through it; what
-// they decide from it is internal/budget's.
+// Package snapshot is the one way in for cluster state: what the informer
+// caches keep (cache.go: CacheOptions strips every object to what budgets
+// read), the cache indexes (indexes.go), the one registry of workload kinds
+// (workloads.go: a pod's scale-bearing owner, "a ReplicaSet of a Deployment
+// counts as the Deployment", a DaemonSet's scale), owner resolution
+// (owners.go), and per budget (this file) the pods its selector matches,
+// their nodes under one node-error policy, and the budget's parsed coverage,
+// kept until its generation changes. The status, rollout and deletion-cost
+// controllers and the eviction webhook read through it; what they decide
+// from it is internal/budget's.
 package snapshot
 
 import (
@@ -49,6 +53,9 @@ type Gatherer struct {
 	Live client.Reader
 	// GoneNodes remembers the last labels of deleted nodes (nil: none).
 	GoneNodes *tombstone.Nodes
+	// Scales reads the scale subresource of custom controllers (a live
+	// read: they are not cached); nil: their pods have no known scale.
+	Scales client.Client
 
 	coverages coverages
 }

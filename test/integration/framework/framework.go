@@ -57,6 +57,7 @@ import (
 	"github.com/tdb-operator/tdb-operator/controllers"
 	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
 	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
+	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
@@ -156,7 +157,7 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 		Scheme:                 Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  controllers.CacheOptions(),
+		Cache:                  snapshot.CacheOptions(),
 		Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	}
 	if o.Webhook != nil {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controllers
+package snapshot
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
@@ -51,9 +51,9 @@ func CacheOptions() cache.Options {
 // cost, and the marker of the budget that manages it.
 var keptAnnotations = []string{budget.DeletionCostAnnotation, budget.DeletionCostBudgetAnnotation}
 
-// replicaSetRevision tells a Deployment's newest ReplicaSet from its old
+// ReplicaSetRevision tells a Deployment's newest ReplicaSet from its old
 // ones, which the deletion-cost controller orders differently.
-const replicaSetRevision = "deployment.kubernetes.io/revision"
+const ReplicaSetRevision = "deployment.kubernetes.io/revision"
 
 func stripMeta(m *metav1.ObjectMeta, keepAnnotations []string) {
 	m.ManagedFields = nil
@@ -105,10 +105,10 @@ func stripNode(obj any) (any, error) {
 	return node, nil
 }
 
-// daemonSetTemplateGeneration is the DaemonSet annotation holding its
+// DaemonSetTemplateGeneration is the DaemonSet annotation holding its
 // template generation; the DaemonSet controller labels every pod it creates
 // with it (pod-template-generation).
-const daemonSetTemplateGeneration = appsv1.DeprecatedTemplateGeneration
+const DaemonSetTemplateGeneration = appsv1.DeprecatedTemplateGeneration
 
 // stripWorkload keeps a workload controller's replicas, its pod template's
 // labels (to map scale changes to budgets), its update strategy, for a

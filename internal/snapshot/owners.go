@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controllers
+package snapshot
 
 import (
 	"context"
@@ -46,27 +46,36 @@ type ownerResolver struct {
 	scales client.Client
 }
 
-// resolution is what resolving a set of controllerRefs found.
-type resolution struct {
-	owners map[types.UID]budget.Owner
-	// custom is true when a scale was read from a custom kind, which the
+// Owners resolves the controllerRefs of a budget's pods (and records) to
+// their scale-bearing owners (see ownerResolver): custom kinds through
+// g.Scales, the others from the cache.
+func (g *Gatherer) Owners(ctx context.Context, namespace string, refs map[types.UID]metav1.OwnerReference) (Resolution, error) {
+	r := ownerResolver{reader: g.Cache, scales: g.Scales}
+	return r.resolve(ctx, namespace, refs)
+}
+
+// Resolution is what resolving a set of controllerRefs found.
+type Resolution struct {
+	// Owners are the scale-bearing owners by controllerRef UID.
+	Owners map[types.UID]budget.Owner
+	// Custom is true when a scale was read from a custom kind, which the
 	// operator does not watch: the budget is recomputed periodically.
-	custom bool
+	Custom bool
 }
 
 // resolve resolves every distinct controllerRef in refs. A ref that does not
 // resolve is simply absent from the map: the budget then reports the pod as
 // having no scale and allows nothing.
-func (r *ownerResolver) resolve(ctx context.Context, namespace string, refs map[types.UID]metav1.OwnerReference) (resolution, error) {
-	res := resolution{owners: make(map[types.UID]budget.Owner, len(refs))}
+func (r *ownerResolver) resolve(ctx context.Context, namespace string, refs map[types.UID]metav1.OwnerReference) (Resolution, error) {
+	res := Resolution{Owners: make(map[types.UID]budget.Owner, len(refs))}
 	for uid, ref := range refs {
 		o, custom, err := r.resolveOne(ctx, namespace, ref)
 		if err != nil {
 			return res, fmt.Errorf("resolving %s %s/%s: %w", ref.Kind, namespace, ref.Name, err)
 		}
-		res.custom = res.custom || custom
+		res.Custom = res.Custom || custom
 		if o != nil {
-			res.owners[uid] = *o
+			res.Owners[uid] = *o
 		}
 	}
 	return res, nil
@@ -85,7 +94,7 @@ func (r *ownerResolver) resolveOne(ctx context.Context, ns string, ref metav1.Ow
 	if found, err := r.get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, ref.UID, obj); !found || err != nil {
 		return nil, false, err
 	}
-	if under, ok := countedUnder(obj); ok {
+	if under, ok := CountedUnder(obj); ok {
 		if pk := kindNamed(appsv1.GroupName, under.Kind); pk != nil {
 			parent := pk.newObject()
 			found, err := r.get(ctx, client.ObjectKey{Namespace: ns, Name: under.Name}, under.UID, parent)

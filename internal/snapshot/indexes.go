@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controllers
+package snapshot
 
 import (
 	"context"
@@ -27,12 +27,12 @@ import (
 )
 
 const (
-	// uidIndex indexes workload controllers by UID, to find the controller
+	// UIDIndex indexes workload controllers by UID, to find the controller
 	// of an eviction record whose pods are all gone.
-	uidIndex = "metadata.uid"
-	// nodeNameIndex indexes pods by node, to map a node's relabelling to
+	UIDIndex = "metadata.uid"
+	// NodeNameIndex indexes pods by node, to map a node's relabelling to
 	// the budgets covering its pods.
-	nodeNameIndex = "spec.nodeName"
+	NodeNameIndex = "spec.nodeName"
 )
 
 // registeredIndexes records the cache indexes registered per manager: the
@@ -59,10 +59,10 @@ func indexField(mgr ctrl.Manager, obj client.Object, field string, extract clien
 	return nil
 }
 
-// indexWorkloadsByUID indexes every workload kind by UID (uidIndex).
-func indexWorkloadsByUID(mgr ctrl.Manager) error {
+// IndexWorkloadsByUID indexes every workload kind by UID (UIDIndex).
+func IndexWorkloadsByUID(mgr ctrl.Manager) error {
 	for _, w := range workloadKinds {
-		if err := indexField(mgr, w.newObject(), uidIndex, func(o client.Object) []string {
+		if err := indexField(mgr, w.newObject(), UIDIndex, func(o client.Object) []string {
 			return []string{string(o.GetUID())}
 		}); err != nil {
 			return err
@@ -71,9 +71,9 @@ func indexWorkloadsByUID(mgr ctrl.Manager) error {
 	return nil
 }
 
-// indexPodsByNode indexes pods by node (nodeNameIndex).
-func indexPodsByNode(mgr ctrl.Manager) error {
-	return indexField(mgr, &corev1.Pod{}, nodeNameIndex, func(o client.Object) []string {
+// IndexPodsByNode indexes pods by node (NodeNameIndex).
+func IndexPodsByNode(mgr ctrl.Manager) error {
+	return indexField(mgr, &corev1.Pod{}, NodeNameIndex, func(o client.Object) []string {
 		if n := o.(*corev1.Pod).Spec.NodeName; n != "" {
 			return []string{n}
 		}

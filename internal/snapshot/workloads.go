@@ -14,13 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controllers
+package snapshot
 
 import (
 	"context"
 	"fmt"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
 )
 
 // The workload kinds whose scale the operator reads, each described once:
@@ -59,7 +61,7 @@ var workloadKinds = []workloadKind{
 		scale:     func(o client.Object) *int32 { return o.(*appsv1.ReplicaSet).Spec.Replicas },
 		strip: func(o client.Object) {
 			w := o.(*appsv1.ReplicaSet)
-			stripMeta(&w.ObjectMeta, []string{replicaSetRevision})
+			stripMeta(&w.ObjectMeta, []string{ReplicaSetRevision})
 			w.Spec.Template = stripTemplate(w.Spec.Template)
 			w.Status = appsv1.ReplicaSetStatus{}
 		}},
@@ -101,7 +103,7 @@ var workloadKinds = []workloadKind{
 			// The template generation annotation tells which pods are
 			// outdated; the owner's consent names the budget that may
 			// update it.
-			stripMeta(&w.ObjectMeta, []string{daemonSetTemplateGeneration, policyv1alpha1.RolloutBudgetAnnotation})
+			stripMeta(&w.ObjectMeta, []string{DaemonSetTemplateGeneration, policyv1alpha1.RolloutBudgetAnnotation})
 			w.Spec.Template = stripTemplate(w.Spec.Template)
 			w.Status = appsv1.DaemonSetStatus{
 				ObservedGeneration:     w.Status.ObservedGeneration,
@@ -164,27 +166,27 @@ func kindOf(obj client.Object) *workloadKind {
 	return nil
 }
 
-// templateLabels returns the labels of the pods a workload creates.
-func templateLabels(obj client.Object) labels.Set {
+// TemplateLabels returns the labels of the pods a workload creates.
+func TemplateLabels(obj client.Object) labels.Set {
 	if k := kindOf(obj); k != nil {
 		return k.template(obj)
 	}
 	return nil
 }
 
-// replicasOf returns a workload's scale (nil: unset).
-func replicasOf(obj client.Object) *int32 {
+// ReplicasOf returns a workload's scale (nil: unset).
+func ReplicasOf(obj client.Object) *int32 {
 	if k := kindOf(obj); k != nil {
 		return k.scale(obj)
 	}
 	return nil
 }
 
-// countedUnder returns the controller that a workload's pods count under
+// CountedUnder returns the controller that a workload's pods count under
 // instead of the workload itself: a ReplicaSet that a Deployment controls
 // counts as the Deployment, whose scale is the one its user sets. It is the
 // only such rule.
-func countedUnder(obj client.Object) (metav1.OwnerReference, bool) {
+func CountedUnder(obj client.Object) (metav1.OwnerReference, bool) {
 	if _, ok := obj.(*appsv1.ReplicaSet); !ok {
 		return metav1.OwnerReference{}, false
 	}
@@ -195,13 +197,14 @@ func countedUnder(obj client.Object) (metav1.OwnerReference, bool) {
 	return *ref, true
 }
 
-// controllerByUID finds a cached workload controller of the namespace by
-// UID, of any registered kind (through uidIndex): the controller of an
+// ControllerByUID finds a cached workload controller of the namespace by
+// UID, of any registered kind (through UIDIndex): the controller of an
 // eviction record whose pods are all gone.
-func controllerByUID(ctx context.Context, c client.Reader, ns string, uid types.UID) (metav1.OwnerReference, bool, error) {
+func (g *Gatherer) ControllerByUID(ctx context.Context, ns string, uid types.UID) (metav1.OwnerReference, bool, error) {
+	c := g.Cache
 	for _, w := range workloadKinds {
 		list := w.newList()
-		if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingFields{uidIndex: string(uid)}); err != nil {
+		if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingFields{UIDIndex: string(uid)}); err != nil {
 			return metav1.OwnerReference{}, false, fmt.Errorf("looking up controller %s of an eviction record: %w", uid, err)
 		}
 		if apimeta.LenList(list) > 0 {
@@ -213,11 +216,52 @@ func controllerByUID(ctx context.Context, c client.Reader, ns string, uid types.
 
 func firstName(list client.ObjectList) string {
 	name := ""
-	_ = apimeta.EachListItem(list, func(o runtimeObject) error {
+	_ = apimeta.EachListItem(list, func(o runtime.Object) error {
 		if m, err := apimeta.Accessor(o); err == nil && name == "" {
 			name = m.GetName()
 		}
 		return nil
 	})
 	return name
+}
+
+// WorkloadObjects returns an empty object of each registered workload kind,
+// for the controllers that watch them all.
+func WorkloadObjects() []client.Object {
+	out := make([]client.Object, len(workloadKinds))
+	for i, w := range workloadKinds {
+		out[i] = w.newObject()
+	}
+	return out
+}
+
+// Controllers lists the cached workload controllers of the namespace whose
+// pod template the selector matches, whether or not any of their pods
+// exists. A ReplicaSet owned by a Deployment is counted as the Deployment.
+func (g *Gatherer) Controllers(ctx context.Context, ns string, sel labels.Selector) ([]budget.Owner, error) {
+	var out []budget.Owner
+	for _, w := range workloadKinds {
+		list := w.newList()
+		if err := g.Cache.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+			return nil, fmt.Errorf("listing %ss: %w", w.kind, err)
+		}
+		err := apimeta.EachListItem(list, func(o runtime.Object) error {
+			obj, ok := o.(client.Object)
+			if !ok {
+				return nil
+			}
+			if _, under := CountedUnder(obj); under {
+				return nil // counted as its Deployment, listed too
+			}
+			if !sel.Matches(w.template(obj)) {
+				return nil
+			}
+			out = append(out, *owner(obj.GetUID(), w.kind, obj.GetName(), w.scale(obj)))
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
