@@ -351,6 +351,10 @@ func (r *DeletionCostReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Snapshots == nil {
 		r.Snapshots = &snapshot.Gatherer{Cache: r.Client}
 	}
+	// A node's relabelling reaches the budgets through the pods on it.
+	if err := snapshot.IndexPodsByNode(mgr); err != nil {
+		return err
+	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, deletionCostBudgetIndex, func(o client.Object) []string {
 		if b, ok := o.GetAnnotations()[budget.DeletionCostBudgetAnnotation]; ok && b != "" {
 			return []string{b}

@@ -49,8 +49,8 @@ func matchingBudgets(ctx context.Context, g *snapshot.Gatherer, ns string, set l
 		if keep != nil && !keep(t) {
 			continue
 		}
-		if cov := g.Coverage(t); cov.Err() != nil || cov.MightSelect(ns, set) {
-			// A budget with a bad spec is reconciled too: it must say so.
+		if cov := g.Coverage(t); cov.SelectorErr() != nil || cov.MightSelect(ns, set) {
+			// A budget with a bad selector is reconciled too: it must say so.
 			into[types.NamespacedName{Namespace: t.Namespace, Name: t.Name}] = struct{}{}
 		}
 	}

@@ -221,9 +221,12 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 	if err != nil {
 		return nil, err
 	}
-	if err := snap.Coverage.Err(); err != nil {
+	if err := snap.Coverage.SelectorErr(); err != nil {
 		return nil, err
 	}
+	// A spec whose selector parses but whose node term does not places no
+	// pod (Snapshot lists none): the rollout has nothing to drive, and the
+	// status controller reports the spec.
 	state := &rolloutState{pods: map[string]*corev1.Pod{}, domainOf: map[string]string{}}
 	workloads := map[types.UID]*drivenWorkload{}
 	recorded := map[types.UID]bool{}
@@ -283,6 +286,12 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 			Deleting: p.DeletionTimestamp != nil,
 			Evicted:  recorded[p.UID] || r.expect.has(key, p.UID),
 		})
+	}
+
+	if err := snap.Nodes.Err(); err != nil {
+		// A pod whose node could not be read would look like one on a gone
+		// node: its domain would seem to have nothing to drive.
+		return nil, fmt.Errorf("reading nodes: %w", err)
 	}
 
 	// Granted evictions not replaced yet, per domain: all of them make a
@@ -412,7 +421,7 @@ func (r *RolloutReconciler) driverOf(ctx context.Context, tdb *policyv1alpha1.To
 	case named.Spec.Rollout == nil || !named.DeletionTimestamp.IsZero():
 		problem = "which has no spec.rollout"
 	default:
-		if cov := r.Snapshots.Coverage(named); cov.Err() != nil || !cov.MightSelect(named.Namespace, w.template) {
+		if cov := r.Snapshots.Coverage(named); cov.SelectorErr() != nil || !cov.MightSelect(named.Namespace, w.template) {
 			problem = "whose selector does not select its pods"
 		}
 	}

@@ -80,8 +80,9 @@ type Coverage struct {
 	nodeFilter  *nodeaffinity.NodeSelector
 	nameFilters []nameFilter
 	topologyKey string
-	// err says why the spec cannot be evaluated (nil when it can).
-	err error
+	// err says why the spec cannot be evaluated (nil when it can);
+	// selectorErr why its selector alone cannot.
+	err, selectorErr error
 }
 
 // coverage evaluates a Coverage against the nodes and records of one
@@ -114,10 +115,17 @@ func ParseCoverage(tdb *policyv1alpha1.TopologyDisruptionBudget) *Coverage {
 		cv = &Coverage{namespace: tdb.Namespace, err: err}
 		if tdb.Spec.Selector != nil {
 			cv.raw = tdb.Spec.Selector.AsMeta()
+			if _, serr := metav1.LabelSelectorAsSelector(cv.raw); serr != nil {
+				cv.selectorErr = fmt.Errorf("parsing spec.selector: %w", serr)
+			}
 		}
 	}
 	return cv
 }
+
+// SelectorErr says why the budget's selector, on its own, does not parse;
+// nil when it does (another part of the spec may still be broken: Err).
+func (cv *Coverage) SelectorErr() error { return cv.selectorErr }
 
 // Err says why the budget's spec cannot be evaluated; nil when it can.
 func (cv *Coverage) Err() error { return cv.err }
