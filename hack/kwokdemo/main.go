@@ -43,11 +43,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
@@ -207,15 +207,8 @@ func deploy(ctx context.Context, k8s client.Client) error {
 			return err
 		}
 	}
-	tdb := &policyv1alpha1.TopologyDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ingesters"},
-		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector:            policyv1alpha1.SetAsLabelSelector(map[string]string{"app": "ingester"}),
-			TopologyKey:         kwokenv.ZoneKey,
-			MaxUnavailable:      ptr.To(utilruntime.FromInt32(2)),
-			MaxDisruptedDomains: ptr.To[int32](1),
-		},
-	}
+	tdb := builders.Budget("ingesters").Namespace(ns).MatchLabels(map[string]string{"app": "ingester"}).
+		TopologyKey(kwokenv.ZoneKey).MaxUnavailable(intstr.FromInt32(2)).MaxDisruptedDomains(1).Obj()
 	if err := client.IgnoreAlreadyExists(k8s.Create(ctx, tdb)); err != nil {
 		return err
 	}
@@ -234,31 +227,12 @@ func deploy(ctx context.Context, k8s client.Client) error {
 }
 
 func statefulSet(zone string) *appsv1.StatefulSet {
-	labels := map[string]string{"app": "ingester", "zone": zone}
-	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ingester-" + zone},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas:            ptr.To[int32](perZone),
-			PodManagementPolicy: appsv1.ParallelPodManagement,
-			Selector:            &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					Containers: []corev1.Container{{Name: "ingester", Image: "ingester:demo",
-						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}}}},
-					Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-						RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-							MatchExpressions: []corev1.NodeSelectorRequirement{{Key: kwokenv.ZoneKey, Operator: corev1.NodeSelectorOpIn, Values: []string{zone}}},
-						}}},
-					}},
-					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
-						MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
-						LabelSelector: &metav1.LabelSelector{MatchLabels: labels},
-					}},
-				},
-			},
-		},
-	}
+	return builders.StatefulSet("ingester-"+zone).Namespace(ns).Replicas(perZone).ParallelPodManagement().
+		PodLabels(map[string]string{"app": "ingester", "zone": zone}).
+		Containers(corev1.Container{Name: "ingester", Image: "ingester:demo",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}}}).
+		RequireNodeLabel(kwokenv.ZoneKey, zone).
+		Spread("kubernetes.io/hostname", corev1.ScheduleAnyway).Obj()
 }
 
 // drain runs kubectl drain on node, calling refused for every refusal line

@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
@@ -144,45 +145,20 @@ func (f *fixture) cleanup(ctx SpecContext) {
 // pinned to the zone and to the spec's nodes, spread over hostnames.
 func (f *fixture) statefulSet(app, zone string, replicas int32, annotations map[string]string) *appsv1.StatefulSet {
 	lbls := map[string]string{"app": app, "zone": zone}
-	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: app + "-" + zone, Labels: lbls},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas:            ptr.To(replicas),
-			PodManagementPolicy: appsv1.ParallelPodManagement,
-			Selector:            &metav1.LabelSelector{MatchLabels: lbls},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: lbls, Annotations: annotations},
-				Spec:       f.podSpec(app, lbls, zone),
-			},
-		},
-	}
+	return onPool(f, builders.StatefulSet(app+"-"+zone), app, lbls, zone).Labels(lbls).
+		Replicas(replicas).ParallelPodManagement().PodAnnotations(annotations).Obj()
 }
 
-// podSpec pins pods to the spec's nodes (and to zone unless empty) and
-// spreads them over hostnames (and zones when zone is empty).
-func (f *fixture) podSpec(app string, spreadLabels map[string]string, zone string) corev1.PodSpec {
-	reqs := []corev1.NodeSelectorRequirement{{Key: poolLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{f.name}}}
-	spread := []corev1.TopologySpreadConstraint{{
-		MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
-		LabelSelector: &metav1.LabelSelector{MatchLabels: spreadLabels},
-	}}
+// onPool puts w in the spec's namespace with pods labelled lbls, running
+// one container of app, pinned to the spec's nodes (and to zone unless
+// empty) and spread over hostnames (and zones when zone is empty).
+func onPool[T builders.Workload](f *fixture, w *builders.WorkloadWrapper[T], app string, lbls map[string]string, zone string) *builders.WorkloadWrapper[T] {
+	w.Namespace(f.ns).PodLabels(lbls).Containers(corev1.Container{Name: app, Image: app + ":e2e"}).
+		RequireNodeLabel(poolLabel, f.name).Spread(corev1.LabelHostname, corev1.ScheduleAnyway)
 	if zone != "" {
-		reqs = append(reqs, corev1.NodeSelectorRequirement{Key: zoneKey, Operator: corev1.NodeSelectorOpIn, Values: []string{zone}})
-	} else {
-		spread = append(spread, corev1.TopologySpreadConstraint{
-			MaxSkew: 1, TopologyKey: zoneKey, WhenUnsatisfiable: corev1.DoNotSchedule,
-			LabelSelector: &metav1.LabelSelector{MatchLabels: spreadLabels},
-		})
+		return w.RequireNodeLabel(zoneKey, zone)
 	}
-	return corev1.PodSpec{
-		Containers: []corev1.Container{{Name: app, Image: app + ":e2e"}},
-		Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: reqs}},
-			},
-		}},
-		TopologySpreadConstraints: spread,
-	}
+	return w.Spread(zoneKey, corev1.DoNotSchedule)
 }
 
 // createStatefulSets creates one StatefulSet of app per zone.
@@ -195,18 +171,7 @@ func (f *fixture) createStatefulSets(ctx context.Context, app string, perZone in
 // deployment is a Deployment of app spread evenly over the zones and the
 // spec's nodes.
 func (f *fixture) deployment(app string, replicas int32) *appsv1.Deployment {
-	lbls := map[string]string{"app": app}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: app},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: lbls},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: lbls},
-				Spec:       f.podSpec(app, lbls, ""),
-			},
-		},
-	}
+	return onPool(f, builders.Deployment(app), app, map[string]string{"app": app}, "").Replicas(replicas).Obj()
 }
 
 // scaleStatefulSet sets a StatefulSet's replicas.
@@ -311,8 +276,7 @@ func (f *fixture) zonedWeb(ctx context.Context, mutate func(*policyv1alpha1.Topo
 }
 
 func (f *fixture) createTDB(ctx context.Context, name string, spec policyv1alpha1.TopologyDisruptionBudgetSpec) {
-	tdb := &policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name}, Spec: spec}
-	Expect(k8s.Create(ctx, tdb)).To(Succeed())
+	Expect(k8s.Create(ctx, builders.Budget(name).Namespace(f.ns).Spec(spec).Obj())).To(Succeed())
 }
 
 func (f *fixture) getTDB(ctx context.Context, name string) *policyv1alpha1.TopologyDisruptionBudget {

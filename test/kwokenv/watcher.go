@@ -22,10 +22,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
 // ZoneKey is the topology key of the local cluster.
-const ZoneKey = "topology.kubernetes.io/zone"
+const ZoneKey = builders.ZoneKey
 
 // Watcher measures, independently of the operator, how many pods of a
 // workload are unavailable in each zone: the zone's expected pods minus its

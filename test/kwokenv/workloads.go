@@ -19,11 +19,10 @@ package kwokenv
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
 // Pods describes the pods of a test workload on the local cluster.
@@ -60,39 +59,31 @@ func (p Pods) selectorLabels() map[string]string {
 // Template is the pod template of the workload: one container, the node
 // requirements and spread constraints Pods asks for.
 func (p Pods) Template() corev1.PodTemplateSpec {
+	return withPods(builders.ReplicaSet(""), p).Obj().Spec.Template
+}
+
+// withPods puts w in p's namespace with p's selector labels on it, its
+// selector and its pods, and gives its pods one container, p's annotations,
+// node requirements and spread constraints.
+func withPods[T builders.Workload](w *builders.WorkloadWrapper[T], p Pods) *builders.WorkloadWrapper[T] {
 	lbls := p.selectorLabels()
-	var reqs []corev1.NodeSelectorRequirement
-	if p.NodeLabel[0] != "" {
-		reqs = append(reqs, corev1.NodeSelectorRequirement{Key: p.NodeLabel[0], Operator: corev1.NodeSelectorOpIn, Values: []string{p.NodeLabel[1]}})
-	}
-	if p.Zone != "" {
-		reqs = append(reqs, corev1.NodeSelectorRequirement{Key: ZoneKey, Operator: corev1.NodeSelectorOpIn, Values: []string{p.Zone}})
-	}
-	spec := corev1.PodSpec{
-		Containers: []corev1.Container{{Name: p.App, Image: p.App + ":e2e"}},
-		TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
-			MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.ScheduleAnyway,
-			LabelSelector: &metav1.LabelSelector{MatchLabels: lbls},
-		}},
-	}
-	if p.ZoneSpread != "" {
-		spec.TopologySpreadConstraints = append(spec.TopologySpreadConstraints, corev1.TopologySpreadConstraint{
-			MaxSkew: 1, TopologyKey: ZoneKey, WhenUnsatisfiable: p.ZoneSpread,
-			LabelSelector: &metav1.LabelSelector{MatchLabels: lbls},
-		})
-	}
-	if len(reqs) > 0 {
-		spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: reqs}},
-			},
-		}}
-	}
 	annotations := map[string]string{}
 	for k, v := range p.Annotations {
 		annotations[k] = v
 	}
-	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbls, Annotations: annotations}, Spec: spec}
+	w.Namespace(p.Namespace).Labels(lbls).PodLabels(lbls).PodAnnotations(annotations).
+		Containers(corev1.Container{Name: p.App, Image: p.App + ":e2e"}).
+		Spread(corev1.LabelHostname, corev1.ScheduleAnyway)
+	if p.ZoneSpread != "" {
+		w.Spread(ZoneKey, p.ZoneSpread)
+	}
+	if p.NodeLabel[0] != "" {
+		w.RequireNodeLabel(p.NodeLabel[0], p.NodeLabel[1])
+	}
+	if p.Zone != "" {
+		w.RequireNodeLabel(ZoneKey, p.Zone)
+	}
+	return w
 }
 
 // OnDeleteStatefulSet is a StatefulSet of the pods with Parallel pod
@@ -101,56 +92,28 @@ func (p Pods) Template() corev1.PodTemplateSpec {
 // replaces a pod. rolloutBudget, when set, is the budget its
 // policy.tdb.dev/rollout-budget annotation hands its updates to.
 func OnDeleteStatefulSet(p Pods, name string, replicas int32, rolloutBudget string) *appsv1.StatefulSet {
-	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: name, Labels: p.selectorLabels(), Annotations: handOver(rolloutBudget)},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas:            ptr.To(replicas),
-			PodManagementPolicy: appsv1.ParallelPodManagement,
-			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
-			Selector:            &metav1.LabelSelector{MatchLabels: p.selectorLabels()},
-			Template:            p.Template(),
-		},
-	}
+	w := withPods(builders.StatefulSet(name), p).Replicas(replicas).ParallelPodManagement().OnDelete()
+	return handOver(w, rolloutBudget).Obj()
 }
 
 // OnDeleteDaemonSet is a DaemonSet of the pods with the OnDelete update
 // strategy; rolloutBudget as for OnDeleteStatefulSet.
 func OnDeleteDaemonSet(p Pods, name, rolloutBudget string) *appsv1.DaemonSet {
-	return &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: name, Labels: p.selectorLabels(), Annotations: handOver(rolloutBudget)},
-		Spec: appsv1.DaemonSetSpec{
-			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType},
-			Selector:       &metav1.LabelSelector{MatchLabels: p.selectorLabels()},
-			Template:       p.Template(),
-		},
-	}
+	return handOver(withPods(builders.DaemonSet(name), p).OnDelete(), rolloutBudget).Obj()
 }
 
-// handOver is the annotation that lets budget update an OnDelete workload;
-// none for "".
-func handOver(budget string) map[string]string {
+// handOver puts on w the annotation that lets budget update an OnDelete
+// workload; none for "".
+func handOver[T builders.Workload](w *builders.WorkloadWrapper[T], budget string) *builders.WorkloadWrapper[T] {
 	if budget == "" {
-		return nil
+		return w
 	}
-	return map[string]string{policyv1alpha1.RolloutBudgetAnnotation: budget}
+	return w.Annotation(policyv1alpha1.RolloutBudgetAnnotation, budget)
 }
 
 // RollingDeployment is a Deployment of the pods with a RollingUpdate
 // strategy of maxSurge and maxUnavailable pods.
 func RollingDeployment(p Pods, name string, replicas, maxSurge, maxUnavailable int32) *appsv1.Deployment {
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: name, Labels: p.selectorLabels()},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: p.selectorLabels()},
-			Strategy: appsv1.DeploymentStrategy{
-				Type: appsv1.RollingUpdateDeploymentStrategyType,
-				RollingUpdate: &appsv1.RollingUpdateDeployment{
-					MaxSurge:       ptr.To(intstr.FromInt32(maxSurge)),
-					MaxUnavailable: ptr.To(intstr.FromInt32(maxUnavailable)),
-				},
-			},
-			Template: p.Template(),
-		},
-	}
+	return withPods(builders.Deployment(name), p).Replicas(replicas).
+		RollingUpdate(intstr.FromInt32(maxSurge), intstr.FromInt32(maxUnavailable)).Obj()
 }

@@ -45,6 +45,13 @@ func (w *BudgetWrapper) Namespace(ns string) *BudgetWrapper { w.tdb.Namespace = 
 // UID sets the budget's UID, which the API server assigns on create.
 func (w *BudgetWrapper) UID(uid types.UID) *BudgetWrapper { w.tdb.UID = uid; return w }
 
+// Spec replaces the budget's spec with a copy of spec, for a test that
+// builds the spec as a value; the setters below change it further.
+func (w *BudgetWrapper) Spec(spec policyv1alpha1.TopologyDisruptionBudgetSpec) *BudgetWrapper {
+	w.tdb.Spec = *spec.DeepCopy()
+	return w
+}
+
 // Selector sets spec.selector to s (nil: none, which the API refuses).
 func (w *BudgetWrapper) Selector(s *policyv1alpha1.LabelSelector) *BudgetWrapper {
 	w.tdb.Spec.Selector = s

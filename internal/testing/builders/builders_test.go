@@ -255,3 +255,93 @@ func TestOverridesAndIdentity(t *testing.T) {
 		t.Errorf("pod (-want +got):\n%s", diff)
 	}
 }
+
+func TestWorkloadPodTemplate(t *testing.T) {
+	labels := map[string]string{"app": "web"}
+	got := StatefulSet("web").Labels(labels).PodLabels(labels).PodAnnotations(map[string]string{"k": "v"}).
+		Containers(corev1.Container{Name: "web", Image: "web:1"}).ParallelPodManagement().
+		RequireNodeLabel("pool", "p").RequireNodeLabel(ZoneKey, "zone-a").
+		Spread(corev1.LabelHostname, corev1.ScheduleAnyway).Obj()
+	want := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: labels},
+		Spec: appsv1.StatefulSetSpec{
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Selector:            &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{"k": "v"}},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{Name: "web", Image: "web:1"}},
+					Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+						NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+							{Key: "pool", Operator: corev1.NodeSelectorOpIn, Values: []string{"p"}},
+							{Key: ZoneKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"zone-a"}},
+						}}},
+					}}},
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+						MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.ScheduleAnyway,
+						LabelSelector: &metav1.LabelSelector{MatchLabels: labels},
+					}},
+				},
+			},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for name, build := range map[string]func(){
+		"ParallelPodManagement of a Deployment": func() { Deployment("a").ParallelPodManagement() },
+		"Spread before PodLabels":               func() { Deployment("a").Spread(ZoneKey, corev1.DoNotSchedule) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Error("no panic")
+				}
+			}()
+			build()
+		})
+	}
+}
+
+func TestBudgetSpec(t *testing.T) {
+	spec := policyv1alpha1.TopologyDisruptionBudgetSpec{TopologyKey: ZoneKey, MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	got := Budget("web").Namespace("ns").Spec(spec).MaxDisruptedDomains(1).Obj()
+	spec.MaxUnavailable.IntVal = 2
+	want := &policyv1alpha1.TopologyDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"},
+		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{TopologyKey: ZoneKey, MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+			MaxDisruptedDomains: ptr.To(int32(1))},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestStatefulSetOnly(t *testing.T) {
+	claim := corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data"}}
+	got := StatefulSet("web").UpdateStrategy(appsv1.RollingUpdateStatefulSetStrategyType).VolumeClaimTemplates(claim).Obj()
+	want := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.StatefulSetSpec{
+			UpdateStrategy:       appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
+			Template:             corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: ContainerName, Image: Image}}}},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{claim},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for name, build := range map[string]func(){
+		"UpdateStrategy of a DaemonSet":        func() { DaemonSet("a").UpdateStrategy(appsv1.OnDeleteStatefulSetStrategyType) },
+		"VolumeClaimTemplates of a Deployment": func() { Deployment("a").VolumeClaimTemplates(claim) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Error("no panic")
+				}
+			}()
+			build()
+		})
+	}
+}

@@ -194,3 +194,100 @@ func (w *WorkloadWrapper[T]) RollingUpdate(maxSurge, maxUnavailable intstr.IntOr
 	}
 	return w
 }
+
+// Labels replaces the workload's own labels (not its pod template's) with a
+// copy of labels.
+func (w *WorkloadWrapper[T]) Labels(labels map[string]string) *WorkloadWrapper[T] {
+	w.parts().meta.Labels = maps.Clone(labels)
+	return w
+}
+
+// PodAnnotations replaces the pod template's annotations with a copy of
+// annotations (nil stays nil, empty stays empty).
+func (w *WorkloadWrapper[T]) PodAnnotations(annotations map[string]string) *WorkloadWrapper[T] {
+	w.parts().template.Annotations = maps.Clone(annotations)
+	return w
+}
+
+// Containers replaces the pod template's containers, the one ContainerName
+// running Image of a new workload, with containers.
+func (w *WorkloadWrapper[T]) Containers(containers ...corev1.Container) *WorkloadWrapper[T] {
+	w.parts().template.Spec.Containers = containers
+	return w
+}
+
+// RequireNodeLabel adds to the pod template's required node affinity (one
+// node selector term, made on the first call) the requirement that the
+// node's label key be value.
+func (w *WorkloadWrapper[T]) RequireNodeLabel(key, value string) *WorkloadWrapper[T] {
+	spec := &w.parts().template.Spec
+	if spec.Affinity == nil {
+		spec.Affinity = &corev1.Affinity{}
+	}
+	if spec.Affinity.NodeAffinity == nil {
+		spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	na := spec.Affinity.NodeAffinity
+	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{}}}
+	}
+	term := &na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0]
+	term.MatchExpressions = append(term.MatchExpressions, corev1.NodeSelectorRequirement{
+		Key: key, Operator: corev1.NodeSelectorOpIn, Values: []string{value},
+	})
+	return w
+}
+
+// Spread adds to the pod template a topology spread constraint over the
+// node label key with maxSkew 1 and the action when, counting the pods
+// with the template's labels as they are now: call it after PodLabels, or
+// the call panics, as it is a mistake in the test.
+func (w *WorkloadWrapper[T]) Spread(key string, when corev1.UnsatisfiableConstraintAction) *WorkloadWrapper[T] {
+	t := w.parts().template
+	if t.Labels == nil {
+		panic("builders: Spread before PodLabels")
+	}
+	t.Spec.TopologySpreadConstraints = append(t.Spec.TopologySpreadConstraints, corev1.TopologySpreadConstraint{
+		MaxSkew: 1, TopologyKey: key, WhenUnsatisfiable: when,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: maps.Clone(t.Labels)},
+	})
+	return w
+}
+
+// ParallelPodManagement sets a StatefulSet's Parallel pod management: its
+// pods are created and deleted all at once, not one by one. Only a
+// StatefulSet has it; for another kind the call panics, as it is a mistake
+// in the test.
+func (w *WorkloadWrapper[T]) ParallelPodManagement() *WorkloadWrapper[T] {
+	o, ok := any(&w.obj).(*appsv1.StatefulSet)
+	if !ok {
+		panic(fmt.Sprintf("builders: a %T has no pod management policy", w.obj))
+	}
+	o.Spec.PodManagementPolicy = appsv1.ParallelPodManagement
+	return w
+}
+
+// UpdateStrategy sets a StatefulSet's update strategy to type t alone,
+// without rollingUpdate parameters: the API server's defaults. Only a
+// StatefulSet takes a StatefulSetUpdateStrategyType; for another kind the
+// call panics, as it is a mistake in the test.
+func (w *WorkloadWrapper[T]) UpdateStrategy(t appsv1.StatefulSetUpdateStrategyType) *WorkloadWrapper[T] {
+	o, ok := any(&w.obj).(*appsv1.StatefulSet)
+	if !ok {
+		panic(fmt.Sprintf("builders: a %T has no StatefulSet update strategy", w.obj))
+	}
+	o.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: t}
+	return w
+}
+
+// VolumeClaimTemplates replaces a StatefulSet's volume claim templates, the
+// claims each pod gets one of, with claims. Only a StatefulSet has them;
+// for another kind the call panics, as it is a mistake in the test.
+func (w *WorkloadWrapper[T]) VolumeClaimTemplates(claims ...corev1.PersistentVolumeClaim) *WorkloadWrapper[T] {
+	o, ok := any(&w.obj).(*appsv1.StatefulSet)
+	if !ok {
+		panic(fmt.Sprintf("builders: a %T has no volume claim templates", w.obj))
+	}
+	o.Spec.VolumeClaimTemplates = claims
+	return w
+}

@@ -74,6 +74,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
@@ -410,39 +411,17 @@ func deploy(ctx context.Context, k8s client.Client, ns string, bc benchCase) err
 	case bc.pdb != nil:
 		return k8s.Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: budgetName}, Spec: *bc.pdb})
 	case bc.tdb != nil:
-		return k8s.Create(ctx, &policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: budgetName}, Spec: *bc.tdb})
+		return k8s.Create(ctx, builders.Budget(budgetName).Namespace(ns).Spec(*bc.tdb).Obj())
 	}
 	return nil
 }
 
 func statefulSet(ns, zone, caseID string) *appsv1.StatefulSet {
-	podLabels := map[string]string{"app": app, "zone": zone}
-	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app + "-" + zone},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas:            ptr.To[int32](perZone),
-			PodManagementPolicy: appsv1.ParallelPodManagement,
-			Selector:            &metav1.LabelSelector{MatchLabels: podLabels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
-				Spec: corev1.PodSpec{
-					Containers: []corev1.Container{{Name: app, Image: "ingester:bench"}},
-					Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-						RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-							MatchExpressions: []corev1.NodeSelectorRequirement{
-								{Key: kwokenv.ZoneKey, Operator: corev1.NodeSelectorOpIn, Values: []string{zone}},
-								{Key: caseLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{caseID}},
-							},
-						}}},
-					}},
-					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
-						MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
-						LabelSelector: &metav1.LabelSelector{MatchLabels: podLabels},
-					}},
-				},
-			},
-		},
-	}
+	return builders.StatefulSet(app+"-"+zone).Namespace(ns).Replicas(perZone).ParallelPodManagement().
+		PodLabels(map[string]string{"app": app, "zone": zone}).
+		Containers(corev1.Container{Name: app, Image: "ingester:bench"}).
+		RequireNodeLabel(kwokenv.ZoneKey, zone).RequireNodeLabel(caseLabel, caseID).
+		Spread("kubernetes.io/hostname", corev1.ScheduleAnyway).Obj()
 }
 
 // waitReady waits until the 24 pods are Ready and the budget is computed

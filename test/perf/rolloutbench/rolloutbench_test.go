@@ -91,6 +91,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
@@ -550,25 +551,22 @@ func deploy(ctx context.Context, k8s client.Client, ns string, bc benchCase) err
 	if err := createVolumes(ctx, k8s, ns); err != nil {
 		return err
 	}
-	sts := statefulSet(ns, bc.update)
+	w := statefulSet(ns, bc.update)
 	if bc.rollout != nil {
 		// The owner's consent: the operator updates only the OnDelete
 		// workloads that name the budget.
-		sts.Annotations = map[string]string{policyv1alpha1.RolloutBudgetAnnotation: budgetName}
+		w.Annotation(policyv1alpha1.RolloutBudgetAnnotation, budgetName)
 	}
+	sts := w.Obj()
 	if err := k8s.Create(ctx, sts); err != nil {
 		return fmt.Errorf("creating the StatefulSet: %w", err)
 	}
-	tdb := &policyv1alpha1.TopologyDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: budgetName},
-		Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-			Selector:       policyv1alpha1.SetAsLabelSelector(map[string]string{"app": app}),
-			TopologyKey:    kwokenv.ZoneKey,
-			MaxUnavailable: ptr.To(intstr.FromInt32(budgetPerZone)),
-			Rollout:        bc.rollout.DeepCopy(),
-		},
+	tdb := builders.Budget(budgetName).Namespace(ns).MatchLabels(map[string]string{"app": app}).
+		TopologyKey(kwokenv.ZoneKey).MaxUnavailable(intstr.FromInt32(budgetPerZone))
+	if bc.rollout != nil {
+		tdb.Rollout(*bc.rollout)
 	}
-	if err := k8s.Create(ctx, tdb); err != nil {
+	if err := k8s.Create(ctx, tdb.Obj()); err != nil {
 		return fmt.Errorf("creating the budget: %w", err)
 	}
 	return nil
@@ -643,32 +641,19 @@ func deleteVolumes(ctx context.Context, k8s client.Client, ns string) error {
 
 // statefulSet is the one workload shape of every case: 24 pods created in
 // parallel, 8 per zone, each kept in its zone by its volume.
-func statefulSet(ns string, update appsv1.StatefulSetUpdateStrategyType) *appsv1.StatefulSet {
-	podLabels := map[string]string{"app": app}
-	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: stsName},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas:            ptr.To[int32](replicas),
-			PodManagementPolicy: appsv1.ParallelPodManagement,
-			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: update},
-			Selector:            &metav1.LabelSelector{MatchLabels: podLabels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: map[string]string{revisionAnnotation: "1"}},
-				Spec: corev1.PodSpec{
-					Containers: []corev1.Container{{Name: app, Image: "web:bench",
-						VolumeMounts: []corev1.VolumeMount{{Name: claimName, MountPath: "/data"}}}},
-				},
+func statefulSet(ns string, update appsv1.StatefulSetUpdateStrategyType) *builders.WorkloadWrapper[appsv1.StatefulSet] {
+	return builders.StatefulSet(stsName).Namespace(ns).Replicas(replicas).ParallelPodManagement().UpdateStrategy(update).
+		PodLabels(map[string]string{"app": app}).PodAnnotations(map[string]string{revisionAnnotation: "1"}).
+		Containers(corev1.Container{Name: app, Image: "web:bench",
+			VolumeMounts: []corev1.VolumeMount{{Name: claimName, MountPath: "/data"}}}).
+		VolumeClaimTemplates(corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: claimName},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				StorageClassName: ptr.To(storageClass),
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
 			},
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
-				ObjectMeta: metav1.ObjectMeta{Name: claimName},
-				Spec: corev1.PersistentVolumeClaimSpec{
-					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-					StorageClassName: ptr.To(storageClass),
-					Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
-				},
-			}},
-		},
-	}
+		})
 }
 
 // waitSettled waits until the 24 pods are Ready at one revision and the
