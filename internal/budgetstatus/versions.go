@@ -194,12 +194,6 @@ func (v *Versions) Lock(ctx context.Context, key types.NamespacedName) (unlock f
 	}
 }
 
-// Stale says whether cached is known to be older than a version this
-// process has seen.
-func (v *Versions) Stale(cached *policyv1alpha1.TopologyDisruptionBudget) bool {
-	return v.Newest(cached) != cached
-}
-
 // Forget drops what is known of a budget (deleted).
 func (v *Versions) Forget(key types.NamespacedName) {
 	if v == nil {
