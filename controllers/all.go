@@ -58,10 +58,15 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 	// One gathering layer for every controller: one cache of parsed specs.
 	snapshots := &snapshot.Gatherer{Cache: mgr.GetClient(), GoneNodes: o.GoneNodes, Scales: mgr.GetClient()}
 	recorder := mgr.GetEventRecorder("tdb-operator")
+	// Each status pass ends by handing the budget to the deletion-cost
+	// controller.
+	passes := NewStatusPasses()
 	costs := &DeletionCostReconciler{
 		Client:            mgr.GetClient(),
 		OperatorNamespace: o.OperatorNamespace,
 		Snapshots:         snapshots,
+		Versions:          o.Versions,
+		Passes:            passes,
 	}
 	if err := (&BudgetReconciler{
 		Client:            mgr.GetClient(),
@@ -74,6 +79,7 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 		GoneNodes:         o.GoneNodes,
 		Versions:          o.Versions,
 		Snapshots:         snapshots,
+		Passes:            passes,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the budget status controller: %w", err)
 	}

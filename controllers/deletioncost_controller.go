@@ -19,11 +19,11 @@ package controllers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
 	"strconv"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -32,7 +32,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -46,6 +45,7 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
 	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
 	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 )
@@ -80,6 +80,15 @@ type DeletionCostReconciler struct {
 	// Snapshots gathers a budget's pods and nodes from the cache (nil: one
 	// over Client, made by SetupWithManager).
 	Snapshots *snapshot.Gatherer
+	// Versions is the record of budget versions shared by the process's
+	// status writers: a recompute starts from the newest status known,
+	// which the cache may not hold yet (nil: the cache's).
+	Versions *budgetstatus.Versions
+	// Passes hands over the budgets whose status pass ended: the
+	// recompute's trigger for every change of pods, nodes and scales (see
+	// StatusPasses). Nil: the controller follows pod and node events
+	// itself (a reconciler run without the status controller).
+	Passes *StatusPasses
 }
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
@@ -96,16 +105,26 @@ func (r *DeletionCostReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		// Gone: release the pods it marked.
 		return r.apply(ctx, req.NamespacedName, desired{})
 	}
+	// The status pass that brought us here may not be in the cache yet.
+	tdb = *r.Versions.Newest(&tdb)
 	if !tdb.DeletionTimestamp.IsZero() || tdb.Spec.Rollout == nil ||
 		(r.OperatorNamespace != "" && tdb.Namespace == r.OperatorNamespace) {
 		return r.apply(ctx, req.NamespacedName, desired{})
 	}
 	want, err := r.desiredCosts(ctx, &tdb)
+	if errors.Is(err, errStatusBehind) {
+		log.FromContext(ctx).V(2).Info("pods changed since the status pass; waiting for the next one", "tdb", klog.KObj(&tdb))
+		return ctrl.Result{}, nil
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	return r.apply(ctx, req.NamespacedName, want)
 }
+
+// errStatusBehind says the budget's pods changed since its last status
+// pass: costs are not computed from a status older than the pods.
+var errStatusBehind = errors.New("the budget's status is older than its pods")
 
 // desired is what one budget wants of its pods.
 type desired struct {
@@ -131,6 +150,11 @@ func (r *DeletionCostReconciler) desiredCosts(ctx context.Context, tdb *policyv1
 		// is covered, so every marked pod is released.
 		log.FromContext(ctx).V(1).Info("budget spec cannot be evaluated; releasing its pods", "tdb", klog.KObj(tdb), "err", err.Error())
 		return desired{}, nil
+	}
+	if !r.Passes.current(client.ObjectKeyFromObject(tdb), snap.Fingerprint()) {
+		// The pods moved on since the status was made; the pass that
+		// follows their change brings us back.
+		return desired{}, errStatusBehind
 	}
 	nodes := snap.Nodes
 
@@ -363,68 +387,35 @@ func (r *DeletionCostReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return fmt.Errorf("indexing pods by deletion-cost budget: %w", err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("deletioncost").
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
-		Watches(&policyv1alpha1.TopologyDisruptionBudget{}, settlingEnqueue{mapper: budgetItself},
+		// A status write (the webhook's grants included), a spec change, a
+		// deletion.
+		Watches(&policyv1alpha1.TopologyDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(budgetItself),
 			builder.WithPredicates(costInputsOfBudgetChanged{})).
-		Watches(&corev1.Pod{}, settlingEnqueue{mapper: r.budgetsOfPod},
-			builder.WithPredicates(costInputsOfPodChanged{})).
-		Watches(&corev1.Node{}, settlingEnqueue{mapper: r.budgetsOfNode},
-			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete()))).
 		// A new ReplicaSet starts a rollout that may scale the old one down
 		// within moments: its order is set at once.
 		Watches(&appsv1.ReplicaSet{}, handler.EnqueueRequestsFromMapFunc(r.budgetsOfWorkload),
 			builder.WithPredicates(replicaSetRevisionChanged{})).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.budgetsOfWorkload),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, createOrDelete()))).
-		Complete(r)
-}
-
-// settleDelay is how long after a budget, pod or node event the budget's
-// costs are recomputed. The status controller watches the same pods; by
-// then it has written the allowances that follow from the event. Costs computed from pods newer
-// than the status would rank a domain by an allowance about to change, and
-// patch its every pod twice within milliseconds.
-const settleDelay = time.Second
-
-// settlingEnqueue enqueues the budgets an event maps to after settleDelay.
-// The queue coalesces a burst of events into one reconcile.
-type settlingEnqueue struct {
-	mapper handler.MapFunc
-}
-
-var _ handler.EventHandler = settlingEnqueue{}
-
-// Create enqueues the budgets of a new object.
-func (h settlingEnqueue) Create(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	h.enqueue(ctx, q, e.Object)
-}
-
-// Update enqueues the budgets of the object before and after the change:
-// a budget that no longer matches must release it.
-func (h settlingEnqueue) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	h.enqueue(ctx, q, e.ObjectOld)
-	h.enqueue(ctx, q, e.ObjectNew)
-}
-
-// Delete enqueues the budgets of a deleted object.
-func (h settlingEnqueue) Delete(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	h.enqueue(ctx, q, e.Object)
-}
-
-// Generic enqueues the budgets of the object.
-func (h settlingEnqueue) Generic(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	h.enqueue(ctx, q, e.Object)
-}
-
-func (h settlingEnqueue) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], obj client.Object) {
-	if obj == nil {
-		return
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, createOrDelete())))
+	if r.Passes != nil {
+		// Pods, nodes and scales reach the costs through the status pass
+		// they cause: the costs are computed once the allowances that
+		// follow from the change are written. Only what the status does not
+		// read is followed here: someone else changing a pod's cost or
+		// marker.
+		b = b.WatchesRawSource(r.Passes.source()).
+			Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.budgetsOfPod),
+				builder.WithPredicates(costAnnotationsChanged{}))
+	} else {
+		b = b.Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.budgetsOfPod),
+			builder.WithPredicates(costInputsOfPodChanged{})).
+			Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.budgetsOfNode),
+				builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete())))
 	}
-	for _, req := range h.mapper(ctx, obj) {
-		q.AddAfter(req, settleDelay)
-	}
+	return b.Complete(r)
 }
 
 func budgetItself(_ context.Context, obj client.Object) []reconcile.Request {
@@ -483,14 +474,25 @@ func (costInputsOfBudgetChanged) Update(e event.UpdateEvent) bool {
 }
 
 // costInputsOfPodChanged passes pod updates that can change a cost or its
-// ownership: what the status controller watches, plus the two annotations
-// (someone removing or overwriting them) and the creation time.
+// ownership: what the status controller watches, plus the two annotations.
 type costInputsOfPodChanged struct{ podChanged }
 
 func (p costInputsOfPodChanged) Update(e event.UpdateEvent) bool {
-	if p.podChanged.Update(e) {
-		return true
-	}
+	return p.podChanged.Update(e) || costAnnotationsChanged{}.Update(e)
+}
+
+// costAnnotationsChanged passes pod updates of the cost or its marker:
+// someone removing or overwriting them. Creations and deletions reach the
+// costs through the status pass.
+type costAnnotationsChanged struct{ predicate.Funcs }
+
+func (costAnnotationsChanged) Create(event.CreateEvent) bool { return false }
+
+func (costAnnotationsChanged) Delete(event.DeleteEvent) bool { return false }
+
+func (costAnnotationsChanged) Generic(event.GenericEvent) bool { return false }
+
+func (costAnnotationsChanged) Update(e event.UpdateEvent) bool {
 	o, n := e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations()
 	return o[budget.DeletionCostAnnotation] != n[budget.DeletionCostAnnotation] ||
 		o[budget.DeletionCostBudgetAnnotation] != n[budget.DeletionCostBudgetAnnotation]

@@ -88,6 +88,10 @@ type BudgetReconciler struct {
 	// Snapshots gathers a budget's pods and nodes from the cache (nil: one
 	// over Client, made by SetupWithManager).
 	Snapshots *snapshot.Gatherer
+	// Passes, if not nil, hands the budget to the deletion-cost controller
+	// at the end of each pass that leaves its status current (written, or
+	// found so).
+	Passes *StatusPasses
 
 	sightings recordSightings
 }
@@ -162,6 +166,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			forgetAllowances(req.Namespace, req.Name)
 			r.sightings.forget(req.NamespacedName)
 			r.Versions.Forget(req.NamespacedName)
+			r.Passes.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -175,7 +180,8 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 
 	now := r.Clock.Now()
 	seen := r.sightings.see(req.NamespacedName, tdb.Status.DisruptedPods, now)
-	res, custom, err := r.compute(ctx, &tdb, now, seen, recordChecks{})
+	var fingerprint uint64
+	res, custom, err := r.compute(ctx, &tdb, now, seen, recordChecks{}, &fingerprint)
 	if err == nil && len(res.Unconfirmed)+len(res.UnconfirmedGone) > 0 {
 		// Records are dropped only on a live read of their pod: past their
 		// time, still running, not being deleted and the same pod; or no
@@ -185,7 +191,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			logger.Error(cerr, "confirming eviction records", "tdb", klog.KObj(&tdb))
 		}
 		if len(checks.phantoms)+len(checks.gone) > 0 {
-			res, custom, err = r.compute(ctx, &tdb, now, seen, checks)
+			res, custom, err = r.compute(ctx, &tdb, now, seen, checks, &fingerprint)
 		}
 	}
 	if err != nil {
@@ -200,6 +206,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	next := budget.StatusFor(&tdb, &res, now, r.notEnforced(&tdb))
 	if equality.Semantic.DeepEqual(&tdb.Status, next) {
 		exportAllowances(&tdb)
+		r.Passes.ended(ctx, &tdb, fingerprint)
 		return r.requeue(res, custom, now), nil
 	}
 	written, err := r.status().Update(ctx, &tdb, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
@@ -220,16 +227,19 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		"expected", next.ExpectedPods, "healthy", next.CurrentHealthy, "allowed", next.DisruptionsAllowed)
 	exportAllowances(&tdb)
 	r.emitEvents(&tdb, &res)
+	r.Passes.ended(ctx, &tdb, fingerprint)
 	return r.requeue(res, custom, now), nil
 }
 
-// compute gathers the inputs of one budget from the cache and computes it.
+// compute gathers the inputs of one budget from the cache and computes it;
+// fingerprint receives that of the pods it read.
 func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, now time.Time,
-	seen map[budget.RecordKey]time.Time, checks recordChecks) (budget.Result, bool, error) {
+	seen map[budget.RecordKey]time.Time, checks recordChecks, fingerprint *uint64) (budget.Result, bool, error) {
 	snap, err := r.Snapshots.Snapshot(ctx, tdb)
 	if err != nil {
 		return budget.Result{}, false, err
 	}
+	*fingerprint = snap.Fingerprint()
 	if err := snap.Coverage.Err(); err != nil {
 		return budget.Result{Err: err}, false, nil
 	}

@@ -29,6 +29,9 @@ package snapshot
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
+	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -159,6 +162,56 @@ func (g *Gatherer) Snapshot(ctx context.Context, tdb *policyv1alpha1.TopologyDis
 		s.Pods[i] = &pods.Items[i]
 	}
 	return s, nil
+}
+
+// Fingerprint sums up, in one number, what a budget's status reads of its
+// pods: which pods (name, UID, labels, owners), where (node) and how they
+// are (phase, readiness, deletion). Two snapshots with the same fingerprint
+// give the same status; a change in any of these fields, and only in them,
+// is also what sends the status controller a pod event. A pass's consumer
+// compares it to its own snapshot's to tell whether the status it reads was
+// made from the pods it sees.
+func (s *Snapshot) Fingerprint() uint64 {
+	h := fnv.New64a()
+	byName := make([]*corev1.Pod, len(s.Pods))
+	copy(byName, s.Pods)
+	sort.Slice(byName, func(i, j int) bool { return byName[i].Name < byName[j].Name })
+	field := func(v string) {
+		_, _ = h.Write([]byte(v))
+		_, _ = h.Write([]byte{0})
+	}
+	for _, p := range byName {
+		field(p.Name)
+		field(string(p.UID))
+		field(p.Spec.NodeName)
+		field(string(p.Status.Phase))
+		field(string(podReady(p)))
+		field(strconv.FormatBool(p.DeletionTimestamp != nil))
+		keys := make([]string, 0, len(p.Labels))
+		for k := range p.Labels {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			field(k)
+			field(p.Labels[k])
+		}
+		for _, r := range p.OwnerReferences {
+			field(string(r.UID))
+			field(strconv.FormatBool(r.Controller != nil && *r.Controller))
+		}
+		field("\x01")
+	}
+	return h.Sum64()
+}
+
+func podReady(p *corev1.Pod) corev1.ConditionStatus {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
 }
 
 // Place tells whether the budget covers the pod and in which domain, with

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -183,5 +185,52 @@ func TestSnapshotHoldsTheSelectedPods(t *testing.T) {
 	s, err = (&Gatherer{Cache: c}).Snapshot(ctx, broken)
 	if err != nil || s.Coverage.Err() == nil || len(s.Pods) != 0 {
 		t.Errorf("a spec that cannot be evaluated: err %v, coverage err %v, %d pods; want the coverage error and no pods", err, s.Coverage.Err(), len(s.Pods))
+	}
+}
+
+// The fingerprint changes with what the status reads of the pods, and with
+// nothing else: the deletion costs the operator writes on them, say.
+func TestFingerprintFollowsWhatTheStatusReads(t *testing.T) {
+	base := func() *corev1.Pod {
+		return builders.Pod("web-0").Namespace("ns").UID("u0").Label("app", "web").OnNode("n1").Running().Ready().
+			ControlledBy(builders.RefTo(builders.ReplicaSet("web").Namespace("ns").Obj())).Obj()
+	}
+	other := builders.Pod("web-1").Namespace("ns").UID("u1").Label("app", "web").OnNode("n2").Running().Ready().Obj()
+	of := func(pods ...*corev1.Pod) uint64 { return (&Snapshot{Pods: pods}).Fingerprint() }
+	want := of(base(), other)
+	if got := of(other, base()); got != want {
+		t.Error("the fingerprint depends on the order of the pods")
+	}
+	same := map[string]func(p *corev1.Pod){
+		"a deletion cost": func(p *corev1.Pod) {
+			p.Annotations = map[string]string{"controller.kubernetes.io/pod-deletion-cost": "-3"}
+		},
+		"a new resourceVersion": func(p *corev1.Pod) { p.ResourceVersion = "99" },
+	}
+	for name, change := range same {
+		p := base()
+		change(p)
+		if of(p, other) != want {
+			t.Errorf("%s changes the fingerprint", name)
+		}
+	}
+	differs := map[string]func(p *corev1.Pod){
+		"readiness":      func(p *corev1.Pod) { p.Status.Conditions[0].Status = corev1.ConditionFalse },
+		"phase":          func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded },
+		"node":           func(p *corev1.Pod) { p.Spec.NodeName = "n3" },
+		"deletion":       func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)} },
+		"a label":        func(p *corev1.Pod) { p.Labels["zone"] = "a" },
+		"the controller": func(p *corev1.Pod) { p.OwnerReferences[0].UID = "other" },
+		"the pod's UID":  func(p *corev1.Pod) { p.UID = "u9" },
+	}
+	for name, change := range differs {
+		p := base()
+		change(p)
+		if of(p, other) == want {
+			t.Errorf("a change of %s leaves the fingerprint as it was", name)
+		}
+	}
+	if of(base()) == want {
+		t.Error("a pod gone leaves the fingerprint as it was")
 	}
 }
