@@ -97,6 +97,17 @@ type DeletionCostReconciler struct {
 // Reconcile brings the deletion costs of one budget's pods to what the
 // budget wants, patching only the pods whose annotations must change.
 func (r *DeletionCostReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// What the last status pass read is taken before the budget: a pass
+	// that ends after this left a status no older than the one read below,
+	// and a fingerprint that cannot match ours.
+	var pass *passRead
+	if r.Passes != nil {
+		if read, ok := r.Passes.last(req.NamespacedName); ok {
+			pass = &read
+		} else {
+			pass = &passRead{}
+		}
+	}
 	var tdb policyv1alpha1.TopologyDisruptionBudget
 	if err := r.Client.Get(ctx, req.NamespacedName, &tdb); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -111,7 +122,7 @@ func (r *DeletionCostReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		(r.OperatorNamespace != "" && tdb.Namespace == r.OperatorNamespace) {
 		return r.apply(ctx, req.NamespacedName, desired{})
 	}
-	want, err := r.desiredCosts(ctx, &tdb)
+	want, err := r.desiredCosts(ctx, &tdb, pass)
 	if errors.Is(err, errStatusBehind) {
 		log.FromContext(ctx).V(2).Info("pods changed since the status pass; waiting for the next one", "tdb", klog.KObj(&tdb))
 		return ctrl.Result{}, nil
@@ -139,8 +150,10 @@ type desired struct {
 }
 
 // desiredCosts lists the pods the budget's selector matches and the cost
-// each covered pod of a ReplicaSet should carry.
-func (r *DeletionCostReconciler) desiredCosts(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget) (desired, error) {
+// each covered pod of a ReplicaSet should carry. pass, if not nil, is what
+// the last status pass read: the costs are computed only from a status of
+// the budget's spec made from the pods the snapshot shows.
+func (r *DeletionCostReconciler) desiredCosts(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, pass *passRead) (desired, error) {
 	snap, err := r.Snapshots.Snapshot(ctx, tdb)
 	if err != nil {
 		return desired{}, err
@@ -151,9 +164,10 @@ func (r *DeletionCostReconciler) desiredCosts(ctx context.Context, tdb *policyv1
 		log.FromContext(ctx).V(1).Info("budget spec cannot be evaluated; releasing its pods", "tdb", klog.KObj(tdb), "err", err.Error())
 		return desired{}, nil
 	}
-	if !r.Passes.current(client.ObjectKeyFromObject(tdb), snap.Fingerprint()) {
-		// The pods moved on since the status was made; the pass that
-		// follows their change brings us back.
+	if pass != nil && (pass.uid != tdb.UID || pass.fingerprint != snap.Fingerprint() ||
+		tdb.Status.ObservedGeneration != tdb.Generation) {
+		// The pods (or the spec) moved on since the status was made; the
+		// pass that follows their change brings us back.
 		return desired{}, errStatusBehind
 	}
 	nodes := snap.Nodes
@@ -486,7 +500,11 @@ func (p costInputsOfPodChanged) Update(e event.UpdateEvent) bool {
 // costs through the status pass.
 type costAnnotationsChanged struct{ predicate.Funcs }
 
-func (costAnnotationsChanged) Create(event.CreateEvent) bool { return false }
+// Create passes marked pods: at start-up, the pods of a budget deleted
+// while the operator was down reach its name, and are released.
+func (costAnnotationsChanged) Create(e event.CreateEvent) bool {
+	return e.Object.GetAnnotations()[budget.DeletionCostBudgetAnnotation] != ""
+}
 
 func (costAnnotationsChanged) Delete(event.DeleteEvent) bool { return false }
 

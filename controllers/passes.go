@@ -46,13 +46,20 @@ type StatusPasses struct {
 	events chan event.GenericEvent
 
 	mu   sync.Mutex
-	read map[types.NamespacedName]uint64
+	read map[types.NamespacedName]passRead
+}
+
+// passRead is what a budget's last pass read: which budget (a recreated one
+// starts over) and the fingerprint of its pods.
+type passRead struct {
+	uid         types.UID
+	fingerprint uint64
 }
 
 // NewStatusPasses makes the hand-over of one status and one deletion-cost
 // controller.
 func NewStatusPasses() *StatusPasses {
-	return &StatusPasses{events: make(chan event.GenericEvent, 64), read: map[types.NamespacedName]uint64{}}
+	return &StatusPasses{events: make(chan event.GenericEvent, 64), read: map[types.NamespacedName]passRead{}}
 }
 
 // ended records that the budget's status is current as of tdb, made from
@@ -62,7 +69,7 @@ func (p *StatusPasses) ended(ctx context.Context, tdb *policyv1alpha1.TopologyDi
 		return
 	}
 	p.mu.Lock()
-	p.read[types.NamespacedName{Namespace: tdb.Namespace, Name: tdb.Name}] = fingerprint
+	p.read[types.NamespacedName{Namespace: tdb.Namespace, Name: tdb.Name}] = passRead{uid: tdb.UID, fingerprint: fingerprint}
 	p.mu.Unlock()
 	select {
 	case p.events <- event.GenericEvent{Object: tdb.DeepCopy()}:
@@ -80,16 +87,13 @@ func (p *StatusPasses) forget(key types.NamespacedName) {
 	p.mu.Unlock()
 }
 
-// current says whether the last pass of the budget read pods with the given
-// fingerprint; true without a hand-over (nil).
-func (p *StatusPasses) current(key types.NamespacedName, fingerprint uint64) bool {
-	if p == nil {
-		return true
-	}
+// last returns what the budget's last pass read; ok is false if none
+// ended since the process started or the budget was recreated.
+func (p *StatusPasses) last(key types.NamespacedName) (read passRead, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fp, ok := p.read[key]
-	return ok && fp == fingerprint
+	read, ok = p.read[key]
+	return read, ok
 }
 
 // source enqueues the budgets whose pass ended.

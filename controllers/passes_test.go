@@ -126,24 +126,20 @@ func TestDeletionCostsWaitForTheStatusOfThePodsTheyRank(t *testing.T) {
 	}
 }
 
-// A budget that is gone is forgotten; one never passed is not current.
+// A budget that is gone is forgotten; one never passed has no pass.
 func TestStatusPassesForget(t *testing.T) {
 	p := NewStatusPasses()
 	key := types.NamespacedName{Namespace: fakeNS, Name: "web"}
-	if p.current(key, 0) {
-		t.Error("a budget never passed is current")
+	if _, ok := p.last(key); ok {
+		t.Error("a budget never passed has a pass")
 	}
 	tdb := created(zonedBudget("web", "web").Obj())
 	p.ended(context.Background(), tdb, 42)
-	if !p.current(key, 42) || p.current(key, 43) {
-		t.Error("current does not follow the last pass's fingerprint")
+	if read, ok := p.last(key); !ok || read != (passRead{uid: tdb.UID, fingerprint: 42}) {
+		t.Errorf("last = %+v, %v; want the pass just ended", read, ok)
 	}
 	p.forget(key)
-	if p.current(key, 42) {
-		t.Error("a forgotten budget is still current")
-	}
-	var none *StatusPasses
-	if !none.current(key, 1) {
-		t.Error("without a hand-over every snapshot is current")
+	if _, ok := p.last(key); ok {
+		t.Error("a forgotten budget still has a pass")
 	}
 }

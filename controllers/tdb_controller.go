@@ -197,8 +197,14 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err != nil {
 		// Fail closed: nothing may be disrupted while we cannot tell.
 		logger.Error(err, "computing budget status", "tdb", klog.KObj(&tdb))
-		if werr := r.failClosed(ctx, &tdb, err, now); werr != nil && !apierrors.IsConflict(werr) {
+		werr := r.failClosed(ctx, &tdb, err, now)
+		if werr != nil && !apierrors.IsConflict(werr) {
 			return ctrl.Result{}, fmt.Errorf("writing fail-closed status: %w (after %w)", werr, err)
+		}
+		if werr == nil {
+			// The costs follow the fail-closed status (every domain at
+			// tier 0), as they did before the hand-over.
+			r.Passes.ended(ctx, &tdb, fingerprint)
 		}
 		return ctrl.Result{}, err
 	}
