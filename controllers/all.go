@@ -97,5 +97,16 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
+	if err := (&MirrorReconciler{
+		Client:            mgr.GetClient(),
+		LiveReader:        mgr.GetAPIReader(),
+		Recorder:          recorder,
+		Clock:             o.Clock,
+		OperatorNamespace: o.OperatorNamespace,
+		Versions:          o.Versions,
+		Snapshots:         snapshots,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the mirror controller: %w", err)
+	}
 	return nil
 }

@@ -37,6 +37,22 @@ const (
 	// operator's node cannot deadlock): its numbers are shown, not enforced.
 	ReasonNotEnforced = "NotEnforced"
 
+	// ConditionMirrored is present when spec.mirrorPodDisruptionBudgets is
+	// PerDomain: True when the operator keeps one PodDisruptionBudget per
+	// domain, False when it keeps none (see the reason).
+	ConditionMirrored = "Mirrored"
+	// ReasonMirrored: every domain has its PodDisruptionBudget.
+	ReasonMirrored = "PodDisruptionBudgetsInSync"
+	// ReasonPDBConflict: a covered pod is already selected by a
+	// PodDisruptionBudget the budget does not own; mirroring would put the
+	// pod under two, which the eviction API refuses.
+	ReasonPDBConflict = "PDBConflict"
+	// ReasonMirrorFailed: the PodDisruptionBudgets could not be written.
+	ReasonMirrorFailed = "MirrorFailed"
+	// ReasonMirrorNotEnforced: the budget is not enforced (the operator's
+	// own namespace): no PodDisruptionBudget enforces it either.
+	ReasonMirrorNotEnforced = "NotEnforced"
+
 	// ConditionRolloutProgressing is True while the operator replaces
 	// outdated pods, False when paused, stalled or done.
 	ConditionRolloutProgressing = "RolloutProgressing"
@@ -75,6 +91,9 @@ const (
 	// EventReasonEvictionRefused is emitted, at most once a minute per
 	// budget, when the eviction webhook refuses evictions.
 	EventReasonEvictionRefused = "EvictionRefused"
+	// EventReasonPDBConflict is emitted when a mirrored budget's pod is
+	// already selected by a PodDisruptionBudget it does not own.
+	EventReasonPDBConflict = "PDBConflict"
 	// EventReasonRolloutDomainStarted is emitted when a rollout starts
 	// updating a domain.
 	EventReasonRolloutDomainStarted = "RolloutDomainStarted"

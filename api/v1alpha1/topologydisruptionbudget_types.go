@@ -37,6 +37,20 @@ const (
 	AlwaysAllow UnhealthyPodEvictionPolicyType = "AlwaysAllow"
 )
 
+// MirrorMode says whether the operator keeps policy/v1 PodDisruptionBudgets
+// that mirror a budget for the tools that plan from them.
+// +kubebuilder:validation:Enum=None;PerDomain
+type MirrorMode string
+
+const (
+	// MirrorNone keeps no PodDisruptionBudget: the budget exists only at the
+	// eviction webhook.
+	MirrorNone MirrorMode = "None"
+	// MirrorPerDomain keeps one PodDisruptionBudget per domain, owned by the
+	// budget, with an integer minAvailable.
+	MirrorPerDomain MirrorMode = "PerDomain"
+)
+
 // NodeSelectorOperator is the operator of a NodeSelectorRequirement; the set is
 // that of core/v1.
 // +kubebuilder:validation:Enum=In;NotIn;Exists;DoesNotExist;Gt;Lt
@@ -176,6 +190,24 @@ type TopologyDisruptionBudgetSpec struct {
 	// scale-downs of the covered workloads by domain.
 	// +optional
 	Rollout *RolloutSpec `json:"rollout,omitempty"`
+
+	// mirrorPodDisruptionBudgets makes the budget visible to the tools that
+	// choose what to disrupt from policy/v1 PodDisruptionBudgets alone
+	// (Karpenter, cluster-autoscaler, managed node upgrades, drain
+	// planners). None (the default): no PodDisruptionBudget. PerDomain: the
+	// operator keeps one PodDisruptionBudget per domain, named
+	// <budget>-<domain>-<hash> and labelled policy.tdb.dev/budget, that
+	// selects the budget's pods in that domain with an integer minAvailable:
+	// the domain's desiredHealthy while it may be disrupted, all its
+	// expected pods while it must wait under maxDisruptedDomains. A pod
+	// already selected by another PodDisruptionBudget makes the operator
+	// mirror nothing for this budget (condition Mirrored=False, reason
+	// PDBConflict): the eviction API refuses a pod under two. The eviction
+	// webhook stays the authority; the mirrors are advisory, and enforce the
+	// per-domain minimum while the operator is down.
+	// +optional
+	// +kubebuilder:default=None
+	MirrorPodDisruptionBudgets MirrorMode `json:"mirrorPodDisruptionBudgets,omitempty"`
 }
 
 // DomainStatus is the budget of one failure domain.
@@ -195,6 +227,13 @@ type DomainStatus struct {
 	// disruptionsAllowed is how many more pods of the domain may be evicted
 	// right now, maxDisruptedDomains included.
 	DisruptionsAllowed int32 `json:"disruptionsAllowed"`
+	// blockedSince is when the eviction webhook first refused an eviction
+	// in the domain since it last allowed one; unset while the domain
+	// allows disruptions or nothing was refused. A long block is what a
+	// managed upgrade or Karpenter's terminationGracePeriod ends by
+	// force-deleting pods: alert on it (tdb_domain_blocked_since_seconds).
+	// +optional
+	BlockedSince *metav1.Time `json:"blockedSince,omitempty"`
 }
 
 // DisruptedPod records an eviction that was granted but whose effect the

@@ -36,6 +36,7 @@ const (
 	WriterStatus  = "status"
 	WriterRollout = "rollout"
 	WriterWebhook = "webhook"
+	WriterMirror  = "mirror"
 )
 
 // Results of a status write.

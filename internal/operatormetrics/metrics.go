@@ -71,7 +71,15 @@ var (
 	})
 )
 
+// MirrorWrites counts the writes of the mirror controller by operation:
+// create, update and delete of mirrored PodDisruptionBudgets, and
+// label (a covered pod's domain label set or removed).
+var MirrorWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "tdb_mirror_writes_total",
+	Help: "Writes of the mirror controller: PodDisruptionBudgets created, updated or deleted, and pods labelled with their domain (operation: create, update, delete, label).",
+}, []string{"operation"})
+
 func init() {
 	metrics.Registry.MustRegister(DomainAllowed, StatusWrites, RolloutEvictions, DeletionCostPatches,
-		EvictionDecisions, EvictionDecisionSeconds, ChargesPerWrite)
+		EvictionDecisions, EvictionDecisionSeconds, ChargesPerWrite, MirrorWrites)
 }

@@ -37,8 +37,11 @@ var Expected = []Row{
 	// The rollout driver evicts through the Eviction API, so every budget applies.
 	{Kind: "ClusterRole", Group: "", Resource: "pods/eviction", Verbs: "create"},
 	// PodDisruptionBudgets are read so the webhook refuses, without a
-	// charge, an eviction core would refuse after it.
-	{Kind: "ClusterRole", Group: "policy", Resource: "poddisruptionbudgets", Verbs: "get,list,watch"},
+	// charge, an eviction core would refuse after it; the mirror controller
+	// creates, updates and deletes the mirrors of budgets with
+	// mirrorPodDisruptionBudgets: PerDomain (it touches only PDBs it owns:
+	// controller reference and label).
+	{Kind: "ClusterRole", Group: "policy", Resource: "poddisruptionbudgets", Verbs: "create,delete,get,list,update,watch"},
 	// Budgets: read, and their status (the ledger) written.
 	{Kind: "ClusterRole", Group: "policy.tdb.dev", Resource: "topologydisruptionbudgets", Verbs: "get,list,watch"},
 	{Kind: "ClusterRole", Group: "policy.tdb.dev", Resource: "topologydisruptionbudgets/status", Verbs: "get,update"},
