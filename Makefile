@@ -278,7 +278,7 @@ bench-eviction: k8s-binaries ## Measured run: eviction latency PDB vs TDB vs bot
 		go test -count=1 -tags perf,integration -timeout 20m -v ./test/perf/ -run TestEvictionLatency
 
 .PHONY: bench-drain
-bench-drain: cluster-binaries ## Measured run on a local kwok cluster: concurrent kubectl drains of 24 pods in 3 zones under a PDB, a per-zone TDB, a zone-at-a-time TDB and no budget; fails if a budget is exceeded (BENCH_ARGS=-keep keeps the cluster).
+bench-drain: cluster-binaries ## Measured run on a local kwok cluster: concurrent kubectl drains of 24 pods in 3 zones under a PDB, a per-zone TDB, a zone-at-a-time TDB, no budget, and both TDBs again with mirrored PDBs (their PDB writes per eviction); fails if a budget is exceeded (BENCH_ARGS=-keep keeps the cluster).
 	go test -count=1 -tags perf -timeout 90m -v ./test/perf/drainbench -run TestDrainBench -args $(BENCH_ARGS)
 
 .PHONY: bench-rollout

@@ -23,15 +23,20 @@ import (
 	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
 )
 
-// exportAllowances replaces a budget's series with its current domains.
+// exportAllowances replaces a budget's series with its current domains:
+// their allowances, and since when the blocked ones refuse evictions.
 func exportAllowances(tdb *policyv1alpha1.TopologyDisruptionBudget) {
-	operatormetrics.DomainAllowed.DeletePartialMatch(prometheus.Labels{"namespace": tdb.Namespace, "tdb": tdb.Name})
+	forgetAllowances(tdb.Namespace, tdb.Name)
 	for _, d := range tdb.Status.Domains {
 		operatormetrics.DomainAllowed.WithLabelValues(tdb.Namespace, tdb.Name, d.Name).Set(float64(d.DisruptionsAllowed))
+		if d.BlockedSince != nil {
+			operatormetrics.DomainBlockedSince.WithLabelValues(tdb.Namespace, tdb.Name, d.Name).Set(float64(d.BlockedSince.Unix()))
+		}
 	}
 }
 
-// forgetAllowances drops a deleted budget's series.
+// forgetAllowances drops a budget's series.
 func forgetAllowances(namespace, name string) {
 	operatormetrics.DomainAllowed.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "tdb": name})
+	operatormetrics.DomainBlockedSince.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "tdb": name})
 }

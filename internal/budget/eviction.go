@@ -116,6 +116,10 @@ type Decision struct {
 	// count: the record added and the domain's allowance decremented. An
 	// allowed decision with a nil Status needs no write.
 	Status *policyv1alpha1.TopologyDisruptionBudgetStatus
+	// BlockedDomain names the domain of a refusal for want of allowance
+	// (InsufficientPods, MaxDisruptedDomains): the domain is blocked (see
+	// MarkBlocked).
+	BlockedDomain string
 }
 
 // RefusePlacement is the decision of a budget that covers the pod but could
@@ -195,12 +199,16 @@ func DecideEviction(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRe
 	if row.DisruptionsAllowed <= 0 {
 		if others := disruptedDomains(st.Domains, row.Name); tdb.Spec.MaxDisruptedDomains != nil &&
 			row.CurrentHealthy > row.DesiredHealthy && int32(len(others)) >= *tdb.Spec.MaxDisruptedDomains {
-			return refuse(DecisionMaxDisruptedDomains,
+			d := refuse(DecisionMaxDisruptedDomains,
 				"topology disruption budget %s: %s has %d healthy pods, needs %d; but %d other domain(s) are disrupted (%s) and maxDisruptedDomains is %d; 0 disruptions allowed",
 				name, where, row.CurrentHealthy, row.DesiredHealthy, len(others), strings.Join(others, ", "), *tdb.Spec.MaxDisruptedDomains)
+			d.BlockedDomain = row.Name
+			return d
 		}
-		return refuse(DecisionInsufficientPods, "topology disruption budget %s: %s has %d healthy pods, needs %d; 0 disruptions allowed",
+		d := refuse(DecisionInsufficientPods, "topology disruption budget %s: %s has %d healthy pods, needs %d; 0 disruptions allowed",
 			name, where, row.CurrentHealthy, row.DesiredHealthy)
+		d.BlockedDomain = row.Name
+		return d
 	}
 	if len(st.DisruptedPods) >= MaxDisruptedPods {
 		return refuse(DecisionTooManyRecords, "topology disruption budget %s: %d evictions are still being accounted for; retry shortly",

@@ -42,7 +42,7 @@ func StatusFor(tdb *policyv1alpha1.TopologyDisruptionBudget, res *Result, now ti
 	next.ExpectedPods = res.ExpectedPods
 	next.CurrentHealthy = res.CurrentHealthy
 	next.DisruptionsAllowed = res.DisruptionsAllowed
-	next.Domains = res.Domains
+	next.Domains = carryBlockedSince(tdb.Status.Domains, res.Domains)
 	next.DomainCount = int32(len(res.Domains))
 	next.DisruptedPods = res.DisruptedPods
 	reason, msg := res.Blocked()
@@ -51,6 +51,49 @@ func StatusFor(tdb *policyv1alpha1.TopologyDisruptionBudget, res *Result, now ti
 	}
 	apimeta.SetStatusCondition(&next.Conditions, DisruptionCondition(res.Domains, reason, msg, tdb.Generation, now))
 	return next
+}
+
+// carryBlockedSince keeps each domain's blockedSince while it still allows
+// nothing, and clears it once it allows a disruption: the webhook sets it on
+// its first refusal (MarkBlocked), the status controller ends it.
+func carryBlockedSince(prev, next []policyv1alpha1.DomainStatus) []policyv1alpha1.DomainStatus {
+	since := make(map[string]*metav1.Time, len(prev))
+	for _, r := range prev {
+		if r.BlockedSince != nil {
+			since[r.Name] = r.BlockedSince
+		}
+	}
+	if len(since) == 0 {
+		return next
+	}
+	out := make([]policyv1alpha1.DomainStatus, len(next))
+	copy(out, next)
+	for i := range out {
+		if t, ok := since[out[i].Name]; ok && out[i].DisruptionsAllowed == 0 {
+			out[i].BlockedSince = t.DeepCopy()
+		}
+	}
+	return out
+}
+
+// MarkBlocked returns the status with domain's blockedSince set to now, or
+// nil when there is nothing to write: the domain is gone, allows a
+// disruption again, or is already marked.
+func MarkBlocked(st *policyv1alpha1.TopologyDisruptionBudgetStatus, domain string, now time.Time) *policyv1alpha1.TopologyDisruptionBudgetStatus {
+	for i := range st.Domains {
+		r := &st.Domains[i]
+		if r.Name != domain {
+			continue
+		}
+		if r.BlockedSince != nil || r.DisruptionsAllowed > 0 {
+			return nil
+		}
+		next := st.DeepCopy()
+		t := metav1.NewTime(now.Truncate(time.Second))
+		next.Domains[i].BlockedSince = &t
+		return next
+	}
+	return nil
 }
 
 // FailClosedStatus is the status of a budget whose status cannot be

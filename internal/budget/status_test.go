@@ -26,6 +26,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 )
@@ -115,5 +116,42 @@ func TestRefusePlacement(t *testing.T) {
 				t.Errorf("decision %+v: want refused with %s, naming the budget, the cause and %q", d, tc.reason, tc.says)
 			}
 		})
+	}
+}
+
+// A domain is marked blocked once, while it allows nothing; the status
+// controller keeps the mark while it still allows nothing and drops it once
+// it allows a disruption again.
+func TestBlockedSinceLifecycle(t *testing.T) {
+	t1 := time.Date(2026, 11, 24, 12, 0, 0, 500, time.UTC)
+	tdb := tdb("web").MaxUnavailable(intstr.FromInt32(1)).TopologyKey(zoneKey).
+		StatusDomains(row("zone-a", 3, 2, 2, 0), row("zone-b", 3, 3, 2, 1)).Obj()
+
+	if MarkBlocked(&tdb.Status, "zone-b", t1) != nil {
+		t.Error("a domain that allows a disruption was marked blocked")
+	}
+	if MarkBlocked(&tdb.Status, "zone-x", t1) != nil {
+		t.Error("a domain the status does not have was marked blocked")
+	}
+	marked := MarkBlocked(&tdb.Status, "zone-a", t1)
+	if marked == nil || marked.Domains[0].BlockedSince == nil || !marked.Domains[0].BlockedSince.Time.Equal(t1.Truncate(time.Second)) {
+		t.Fatalf("zone-a not marked at %v: %+v", t1, marked)
+	}
+	if tdb.Status.Domains[0].BlockedSince != nil {
+		t.Error("MarkBlocked modified the status it was given")
+	}
+	tdb.Status = *marked
+	if MarkBlocked(&tdb.Status, "zone-a", t1.Add(time.Minute)) != nil {
+		t.Error("a domain already marked was marked again")
+	}
+
+	still := &Result{Domains: []policyv1alpha1.DomainStatus{row("zone-a", 3, 2, 2, 0), row("zone-b", 3, 3, 2, 1)}}
+	next := StatusFor(tdb, still, t1, "")
+	if next.Domains[0].BlockedSince == nil || !next.Domains[0].BlockedSince.Equal(marked.Domains[0].BlockedSince) {
+		t.Errorf("the status controller dropped the mark of a domain still blocked: %+v", next.Domains[0])
+	}
+	recovered := &Result{Domains: []policyv1alpha1.DomainStatus{row("zone-a", 3, 3, 2, 1), row("zone-b", 3, 3, 2, 1)}}
+	if next := StatusFor(tdb, recovered, t1, ""); next.Domains[0].BlockedSince != nil {
+		t.Errorf("the mark outlived the block: %+v", next.Domains[0])
 	}
 }

@@ -112,6 +112,7 @@ type EvictionHandler struct {
 
 	ledger      ledger
 	ownVersions budgetstatus.Versions
+	blocking    blockMarks
 	gatherOnce  sync.Once
 	gather      *snapshot.Gatherer
 }
@@ -182,8 +183,14 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 	if res.outcome.decision == "allowed" {
 		return admission.Allowed("")
 	}
-	if h.Refusals != nil && res.refusedBy != nil && !er.dryRun {
-		h.Refusals.Refused(res.refusedBy, res.message)
+	if res.refusedBy != nil && !er.dryRun {
+		if h.Refusals != nil {
+			h.Refusals.Refused(res.refusedBy, res.message)
+			h.Refusals.RefusedPod(res.pod, res.message)
+		}
+		if res.blockedDomain != "" {
+			h.markBlocked(res.refusedBy, res.blockedDomain)
+		}
 	}
 	code := res.code
 	if code == 0 {
@@ -257,10 +264,14 @@ type result struct {
 	budgets   []string
 	// code is the HTTP status of a refusal (0: 429).
 	code int32
+	// pod is the pod a budget refused to let go.
+	pod *corev1.Pod
+	// blockedDomain is the domain of refusedBy that has no allowance.
+	blockedDomain string
 }
 
 func refused(tdb *policyv1alpha1.TopologyDisruptionBudget, d budget.Decision, budgets []string) result {
-	return result{outcome: outcome{"refused", d.Reason}, message: d.Message, refusedBy: tdb, budgets: budgets}
+	return result{outcome: outcome{"refused", d.Reason}, message: d.Message, refusedBy: tdb, budgets: budgets, blockedDomain: d.BlockedDomain}
 }
 
 func staleDecision(tdb *policyv1alpha1.TopologyDisruptionBudget) budget.Decision {
@@ -270,8 +281,13 @@ func staleDecision(tdb *policyv1alpha1.TopologyDisruptionBudget) budget.Decision
 
 // decide finds the budgets covering the pod and decides against all of them:
 // allowed only if every one allows, and then charged to every one or none.
-func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (result, error) {
+func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res result, err error) {
 	pod, err := h.pod(ctx, er.namespace, er.name, er.preconditions != nil)
+	defer func() {
+		if res.refusedBy != nil {
+			res.pod = pod
+		}
+	}()
 	if err != nil {
 		return result{}, err
 	}

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,17 +54,40 @@ func zonePods(n int) []client.Object {
 }
 
 // countingServer is a fake API server that counts the budget status writes.
-func countingServer(t *testing.T, objs []client.Object, writes *atomic.Int32) client.WithWatch {
+//
+// Writes that only mark a domain blocked (status.domains[].blockedSince,
+// written once per blocked domain after a refusal) are counted in marks,
+// when given, not in writes.
+func countingServer(t *testing.T, objs []client.Object, writes *atomic.Int32, marks ...*atomic.Int32) client.WithWatch {
 	return fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(objs...).
 		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).
 		WithInterceptorFuncs(interceptor.Funcs{
 			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-				if _, ok := obj.(*policyv1alpha1.TopologyDisruptionBudget); ok && sub == "status" {
-					writes.Add(1)
+				if next, ok := obj.(*policyv1alpha1.TopologyDisruptionBudget); ok && sub == "status" {
+					var cur policyv1alpha1.TopologyDisruptionBudget
+					if err := c.Get(ctx, client.ObjectKeyFromObject(obj), &cur); err == nil && onlyMarksBlocked(&cur.Status, &next.Status) {
+						for _, m := range marks {
+							m.Add(1)
+						}
+					} else {
+						writes.Add(1)
+					}
 				}
 				return c.SubResource(sub).Update(ctx, obj, opts...)
 			},
 		}).Build()
+}
+
+// onlyMarksBlocked says whether next differs from cur in blockedSince only.
+func onlyMarksBlocked(cur, next *policyv1alpha1.TopologyDisruptionBudgetStatus) bool {
+	strip := func(st *policyv1alpha1.TopologyDisruptionBudgetStatus) *policyv1alpha1.TopologyDisruptionBudgetStatus {
+		st = st.DeepCopy()
+		for i := range st.Domains {
+			st.Domains[i].BlockedSince = nil
+		}
+		return st
+	}
+	return !equality.Semantic.DeepEqual(cur, next) && equality.Semantic.DeepEqual(strip(cur), strip(next))
 }
 
 // Grants queued on one budget are decided in queue order, each against the
@@ -176,9 +200,9 @@ func TestConcurrentEvictionsOneBudget(t *testing.T) {
 	ctx := context.Background()
 	const n, allowed = 64, 5
 	for rep := range 10 {
-		var writes atomic.Int32
+		var writes, marks atomic.Int32
 		objs := append(zonePods(n), zoneNode(), zoneBudget(n, allowed))
-		server := countingServer(t, objs, &writes)
+		server := countingServer(t, objs, &writes, &marks)
 		h := newHandler(t, server, server)
 		var granted, refused atomic.Int32
 		var wg sync.WaitGroup
@@ -211,6 +235,23 @@ func TestConcurrentEvictionsOneBudget(t *testing.T) {
 		}
 		if w := writes.Load(); w < 1 || w > allowed {
 			t.Fatalf("rep %d: %d status writes for %d grants", rep, w, allowed)
+		}
+		// The refusals mark the domain blocked, once, in the background.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			if err := server.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.Domains[0].BlockedSince != nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got.Status.Domains[0].BlockedSince == nil {
+			t.Fatalf("rep %d: %d refusals, and the domain is not marked blocked", rep, refused.Load())
+		}
+		if m := marks.Load(); m != 1 {
+			t.Fatalf("rep %d: %d writes marked the domain blocked for %d refusals, want 1", rep, m, refused.Load())
 		}
 	}
 }

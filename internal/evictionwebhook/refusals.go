@@ -39,6 +39,7 @@ type RefusalReporter struct {
 	mu        sync.Mutex
 	last      map[types.UID]refusalWindow
 	lastSweep time.Time
+	pods      map[types.UID]time.Time
 }
 
 // refusalWindowIdle is how many intervals a budget's window is kept after
@@ -84,4 +85,30 @@ func (r *RefusalReporter) Refused(tdb *policyv1alpha1.TopologyDisruptionBudget, 
 		return
 	}
 	r.Recorder.Eventf(tdb, nil, corev1.EventTypeWarning, policyv1alpha1.EventReasonEvictionRefused, "Evict", "%s", msg)
+}
+
+// RefusedPod reports a refusal on the refused pod itself, at most once per
+// interval per pod, so that kubectl describe pod, and the pod events a
+// planner such as Karpenter surfaces, say which budget holds the pod back.
+func (r *RefusalReporter) RefusedPod(pod *corev1.Pod, msg string) {
+	if r == nil || r.Recorder == nil || pod == nil {
+		return
+	}
+	now := r.Clock.Now()
+	r.mu.Lock()
+	if r.pods == nil {
+		r.pods = map[types.UID]time.Time{}
+	}
+	if at, ok := r.pods[pod.UID]; ok && now.Sub(at) < r.Interval {
+		r.mu.Unlock()
+		return
+	}
+	r.pods[pod.UID] = now
+	for uid, at := range r.pods {
+		if now.Sub(at) > r.Interval {
+			delete(r.pods, uid)
+		}
+	}
+	r.mu.Unlock()
+	r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, policyv1alpha1.EventReasonEvictionRefused, "Evict", "%s", msg)
 }

@@ -35,7 +35,7 @@ var (
 	// StatusWrites counts the writes of budget status, by writer and result.
 	StatusWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tdb_status_writes_total",
-		Help: "Writes of TopologyDisruptionBudget status by writer (status, rollout, webhook) and result (written; conflict: lost to a concurrent write; error; stale: not sent, a newer version was known).",
+		Help: "Writes of TopologyDisruptionBudget status by writer (status, rollout, webhook, mirror) and result (written; conflict: lost to a concurrent write; error; stale: not sent, a newer version was known).",
 	}, []string{"writer", "result"})
 
 	// RolloutEvictions counts the rollout driver's evictions by result.
@@ -71,6 +71,14 @@ var (
 	})
 )
 
+// DomainBlockedSince is when the eviction webhook first refused an eviction
+// in a domain since the domain last allowed one (status.domains[].blockedSince),
+// as Unix seconds; no series while the domain is not blocked.
+var DomainBlockedSince = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "tdb_domain_blocked_since_seconds",
+	Help: "Unix time since which a domain of a TopologyDisruptionBudget has refused evictions (status.domains[].blockedSince); absent while the domain is not blocked. Alert on time() minus it before a force-deleting deadline (Karpenter terminationGracePeriod, managed upgrades).",
+}, []string{"namespace", "tdb", "domain"})
+
 // MirrorWrites counts the writes of the mirror controller by operation:
 // create, update and delete of mirrored PodDisruptionBudgets, and
 // label (a covered pod's domain label set or removed).
@@ -81,5 +89,5 @@ var MirrorWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 
 func init() {
 	metrics.Registry.MustRegister(DomainAllowed, StatusWrites, RolloutEvictions, DeletionCostPatches,
-		EvictionDecisions, EvictionDecisionSeconds, ChargesPerWrite, MirrorWrites)
+		EvictionDecisions, EvictionDecisionSeconds, ChargesPerWrite, MirrorWrites, DomainBlockedSince)
 }

@@ -67,6 +67,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -74,6 +75,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
@@ -105,6 +107,8 @@ type benchCase struct {
 	// check names the budget's bound and says whether the run exceeded it.
 	bound    string
 	exceeded func(r *result) bool
+	// mirrorOf names the case this one repeats with mirrored PDBs.
+	mirrorOf string
 }
 
 func selector() *metav1.LabelSelector {
@@ -112,7 +116,7 @@ func selector() *metav1.LabelSelector {
 }
 
 func cases() []benchCase {
-	return []benchCase{
+	out := []benchCase{
 		{
 			id: "a", title: "PDB maxUnavailable 1 (all pods)",
 			pdb:         &policyv1.PodDisruptionBudgetSpec{Selector: selector(), MaxUnavailable: ptr.To(intstr.FromInt32(1))},
@@ -149,6 +153,20 @@ func cases() []benchCase {
 			exceeded: func(*result) bool { return false },
 		},
 	}
+	// The TDB cases again with mirrored PDBs: drains no slower, and the
+	// mirrors' writes per eviction.
+	out = append(out, mirroredCase(out[1], "e"), mirroredCase(out[2], "f"))
+	return out
+}
+
+// mirroredCase is bc with mirrorPodDisruptionBudgets: PerDomain.
+func mirroredCase(bc benchCase, id string) benchCase {
+	m := bc
+	m.id, m.title = id, bc.title+", mirrored PDBs"
+	m.tdb = bc.tdb.DeepCopy()
+	m.tdb.MirrorPodDisruptionBudgets = policyv1alpha1.MirrorPerDomain
+	m.mirrorOf = bc.id
+	return m
 }
 
 // result is what one case measured.
@@ -180,7 +198,7 @@ var (
 	keep         = flag.Bool("keep", false, "Keep the cluster at the end instead of tearing it down.")
 	clusterName  = flag.String("cluster", "tdb-bench", "Name of the local cluster.")
 	drainTimeout = flag.Duration("drain-timeout", 8*time.Minute, "kubectl drain --timeout of every drain.")
-	only         = flag.String("cases", "abcd", "Cases to run, in order (subset of abcd).")
+	only         = flag.String("cases", "abcdef", "Cases to run, in order (subset of abcdef).")
 	verbose      = flag.Bool("v", false, "Print the unavailability timeline of each case (every refusal is in the drain logs).")
 )
 
@@ -206,7 +224,7 @@ func run(ctx context.Context, name string, keep bool, drainTimeout time.Duration
 		}
 	}
 	if len(selected) == 0 {
-		return 2, fmt.Errorf("-cases %q selects no case (want letters of abcd)", only)
+		return 2, fmt.Errorf("-cases %q selects no case (want letters of abcdef)", only)
 	}
 	start := time.Now()
 	// No default nodes: every case adds its own, so cases never share one.
@@ -459,10 +477,34 @@ func budgetComputed(ctx context.Context, k8s client.Client, ns string, bc benchC
 			return false, err.Error()
 		}
 		s := t.Status
-		return s.ObservedGeneration >= t.Generation && s.ExpectedPods == 3*perZone && s.CurrentHealthy == 3*perZone && s.DisruptionsAllowed == bc.wantAllowed,
-			fmt.Sprintf("expected %d healthy %d allowed %d (want %d)", s.ExpectedPods, s.CurrentHealthy, s.DisruptionsAllowed, bc.wantAllowed)
+		ok := s.ObservedGeneration >= t.Generation && s.ExpectedPods == 3*perZone && s.CurrentHealthy == 3*perZone && s.DisruptionsAllowed == bc.wantAllowed
+		state := fmt.Sprintf("expected %d healthy %d allowed %d (want %d)", s.ExpectedPods, s.CurrentHealthy, s.DisruptionsAllowed, bc.wantAllowed)
+		if ok && bc.mirrorOf != "" {
+			return mirrorsComputed(ctx, k8s, &t)
+		}
+		return ok, state
 	}
 	return true, "none"
+}
+
+// mirrorsComputed says whether the budget's mirrored PDBs exist, one per
+// zone, and the disruption controller has counted their pods.
+func mirrorsComputed(ctx context.Context, k8s client.Client, t *policyv1alpha1.TopologyDisruptionBudget) (bool, string) {
+	c := apimeta.FindStatusCondition(t.Status.Conditions, policyv1alpha1.ConditionMirrored)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return false, fmt.Sprintf("not mirrored yet (%v)", c)
+	}
+	var pdbs policyv1.PodDisruptionBudgetList
+	if err := k8s.List(ctx, &pdbs, client.InNamespace(t.Namespace), client.MatchingLabels{budget.MirrorBudgetLabel: t.Name}); err != nil {
+		return false, err.Error()
+	}
+	counted := 0
+	for _, p := range pdbs.Items {
+		if p.Status.ObservedGeneration >= p.Generation && p.Status.ExpectedPods == perZone && p.Status.CurrentHealthy == perZone {
+			counted++
+		}
+	}
+	return counted == 3, fmt.Sprintf("%d mirrors, %d counted by the disruption controller", len(pdbs.Items), counted)
 }
 
 type drainOutput struct {
@@ -619,6 +661,8 @@ func podsNotOn(ctx context.Context, k8s client.Client, ns string, nodes []string
 // metrics.
 type webhookStats struct {
 	decisions map[string]float64
+	// mirrorWrites counts the mirror controller's writes by operation.
+	mirrorWrites map[string]float64
 	// latency by decision (allowed, refused, error).
 	latency map[string]*histogram
 }
@@ -630,10 +674,15 @@ type histogram struct {
 }
 
 func (s webhookStats) minus(o webhookStats) webhookStats {
-	out := webhookStats{decisions: map[string]float64{}, latency: map[string]*histogram{}}
+	out := webhookStats{decisions: map[string]float64{}, latency: map[string]*histogram{}, mirrorWrites: map[string]float64{}}
 	for k, v := range s.decisions {
 		if d := v - o.decisions[k]; d != 0 {
 			out.decisions[k] = d
+		}
+	}
+	for k, v := range s.mirrorWrites {
+		if d := v - o.mirrorWrites[k]; d != 0 {
+			out.mirrorWrites[k] = d
 		}
 	}
 	for k, h := range s.latency {
@@ -691,7 +740,7 @@ func (h *histogram) p99() string {
 // scrapeWebhook reads the decision counters and latency histogram (summed
 // over decisions) from the operator's metrics endpoint.
 func scrapeWebhook() (webhookStats, error) {
-	s := webhookStats{decisions: map[string]float64{}, latency: map[string]*histogram{}}
+	s := webhookStats{decisions: map[string]float64{}, latency: map[string]*histogram{}, mirrorWrites: map[string]float64{}}
 	hist := func(series string) *histogram {
 		k := kwokenv.MetricLabel(series, "decision")
 		if s.latency[k] == nil {
@@ -701,6 +750,8 @@ func scrapeWebhook() (webhookStats, error) {
 	}
 	err := kwokenv.ScrapeMetrics(metricsPort, func(series string, v float64) {
 		switch {
+		case strings.HasPrefix(series, "tdb_mirror_writes_total{"):
+			s.mirrorWrites[kwokenv.MetricLabel(series, "operation")] += v
 		case strings.HasPrefix(series, "tdb_eviction_decisions_total{"):
 			s.decisions[kwokenv.MetricLabel(series, "decision")+"/"+kwokenv.MetricLabel(series, "reason")] += v
 		case strings.HasPrefix(series, "tdb_eviction_decision_duration_seconds_count{"):
@@ -774,6 +825,34 @@ func report(results []*result) int {
 	}
 	ratio("a", "b", "2.5x", 2.5)
 	ratio("a", "c", "6x", 6)
+
+	// Mirroring: no slower drains, and at most 0.5 PDB writes per eviction.
+	for _, r := range results {
+		base := byID[r.c.mirrorOf]
+		if r.c.mirrorOf == "" || r.err != nil {
+			continue
+		}
+		pdbWrites := r.webhook.mirrorWrites["create"] + r.webhook.mirrorWrites["update"] + r.webhook.mirrorWrites["delete"]
+		perEviction := math.NaN()
+		if r.evictions > 0 {
+			perEviction = pdbWrites / float64(r.evictions)
+		}
+		verdict := "MET"
+		if !(perEviction <= 0.5) {
+			verdict = "MISS"
+		}
+		fmt.Printf("%s: mirrored PDB writes during the drains %.0f (%s), pods labelled %.0f, evictions %d: %.2f PDB writes per eviction (target <= 0.5): %s\n",
+			r.c.id, pdbWrites, kindsF(r.webhook.mirrorWrites), r.webhook.mirrorWrites["label"], r.evictions, perEviction, verdict)
+		if base != nil && base.err == nil && base.wall > 0 {
+			got := r.wall.Seconds() / base.wall.Seconds()
+			verdict := "MET"
+			if got > 1.15 {
+				verdict = "MISS"
+			}
+			fmt.Printf("%s/%s = %.1fs / %.1fs = %.2fx (mirroring on vs off; target <= 1.15x, no slower beyond noise): %s\n",
+				r.c.id, base.c.id, r.wall.Seconds(), base.wall.Seconds(), got, verdict)
+		}
+	}
 
 	fmt.Println()
 	ok := true
