@@ -87,6 +87,7 @@ type MirrorReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets/status,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=policy.tdb.dev,resources=topologydisruptionbudgets/status,verbs=get;update
 
@@ -142,13 +143,33 @@ func (r *MirrorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.Client.List(ctx, &pdbs, client.InNamespace(tdb.Namespace)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing PodDisruptionBudgets of %s: %w", tdb.Namespace, err)
 	}
-	if c, err := r.conflict(ctx, tdb, key, covered, pdbs.Items); err != nil {
+	// Selected pods outside the term that carry one of the budget's
+	// domains: its mirrors select them until label() strips the value; a
+	// PDB the budget does not own selecting them means the value is
+	// another budget's, and stripping it would take turns with that one.
+	checked := covered
+	if operatorLabels {
+		domains := map[string]bool{}
+		for _, d := range tdb.Status.Domains {
+			domains[d.Name] = true
+		}
+		checked = append([]placedPod(nil), covered...)
+		for _, u := range uncovered {
+			if v, ok := u.pod.Labels[key]; ok && domains[v] {
+				checked = append(checked, placedPod{pod: u.pod, domain: v})
+			}
+		}
+	}
+	if c, err := r.conflict(ctx, tdb, key, checked, pdbs.Items); err != nil {
 		return ctrl.Result{}, err
 	} else if c != "" {
 		return ctrl.Result{}, r.notMirrored(ctx, tdb, policyv1alpha1.ReasonPDBConflict, c, pdbs.Items)
 	}
 
 	if err := r.label(ctx, key, operatorLabels, covered, uncovered, tdb); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.clearReplacedDisruptions(ctx, tdb, snap, pdbs.Items); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.ensureMirrors(ctx, tdb, key, pdbs.Items); err != nil {
@@ -229,7 +250,9 @@ func (r *MirrorReconciler) conflict(ctx context.Context, tdb *policyv1alpha1.Top
 			if key != "" {
 				set = labels.Merge(set, labels.Set{key: c.domain})
 			}
-			if sel.Matches(set) {
+			// Selected now (say by another budget's value of the label),
+			// or once labelled with ours: either puts it under two.
+			if sel.Matches(set) || sel.Matches(labels.Set(c.pod.Labels)) {
 				return fmt.Sprintf("pod %s is selected by PodDisruptionBudget %s, which this budget does not own; the eviction API refuses a pod under two, so nothing is mirrored (make the selectors disjoint, or delete that PodDisruptionBudget)",
 					c.pod.Name, pdb.Name), nil
 			}
@@ -334,7 +357,7 @@ func (r *MirrorReconciler) ensureMirrors(ctx context.Context, tdb *policyv1alpha
 	}
 	want := map[string]bool{}
 	var errs []error
-	for _, m := range budget.MirrorDomains(&tdb.Spec, tdb.Status.Domains) {
+	for _, m := range budget.MirrorDomains(&tdb.Spec, &tdb.Status) {
 		next := mirrorOf(tdb, key, m)
 		want[next.Name] = true
 		cur, ok := have[next.Name]
@@ -362,6 +385,55 @@ func (r *MirrorReconciler) ensureMirrors(ctx context.Context, tdb *policyv1alpha
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// clearReplacedDisruptions drops, from the status of the budget's mirrors,
+// the evictions core recorded (status.disruptedPods, by pod name) whose pod
+// has since been replaced by a new pod of the same name, created at or
+// after the eviction and not being deleted. The disruption controller keeps
+// such an entry until it has seen the evicted pod being deleted, or for two
+// minutes: when the pod went, and its replacement came, faster than it
+// looked (a StatefulSet pod deleted without a grace period), it counts the
+// replacement as disrupted, and the mirror refuses evictions the budget
+// allows, for up to two minutes after each one. The evicted pod is gone; its
+// entry says nothing true any more. The disruption controller recomputes
+// the mirror's status from the update.
+func (r *MirrorReconciler) clearReplacedDisruptions(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget,
+	snap *snapshot.Snapshot, pdbs []policyv1.PodDisruptionBudget) error {
+	byName := make(map[string]*corev1.Pod, len(snap.Pods))
+	for _, p := range snap.Pods {
+		byName[p.Name] = p
+	}
+	for i := range pdbs {
+		pdb := &pdbs[i]
+		if !isMirrorOf(pdb, tdb) || len(pdb.Status.DisruptedPods) == 0 {
+			continue
+		}
+		var stale []string
+		for name, at := range pdb.Status.DisruptedPods {
+			if p := byName[name]; p != nil && p.DeletionTimestamp == nil && !p.CreationTimestamp.Before(&at) {
+				stale = append(stale, name)
+			}
+		}
+		if len(stale) == 0 {
+			continue
+		}
+		next := pdb.DeepCopy()
+		for _, name := range stale {
+			delete(next.Status.DisruptedPods, name)
+		}
+		err := r.Client.Status().Update(ctx, next)
+		switch {
+		case err == nil:
+			operatormetrics.MirrorWrites.WithLabelValues("status").Inc()
+		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+			// The disruption controller wrote first; its update brings us
+			// back.
+		default:
+			return fmt.Errorf("clearing replaced pods from PodDisruptionBudget %s/%s: %w", pdb.Namespace, pdb.Name, err)
+		}
+	}
+	return nil
 }
 
 // mirrorOf is the PodDisruptionBudget of one domain.
@@ -505,10 +577,10 @@ func (r *MirrorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		For(&policyv1alpha1.TopologyDisruptionBudget{}, builder.WithPredicates(mirrorInputsOfBudgetChanged{})).
 		Owns(&policyv1.PodDisruptionBudget{}).
-		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.mirroredBudgetsOfNamespace),
-			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-				return metav1.GetControllerOfNoCopy(o) == nil || metav1.GetControllerOfNoCopy(o).Kind != "TopologyDisruptionBudget"
-			}))).
+		// Every PDB of the namespace, other budgets' mirrors included: an
+		// older budget's new mirror makes a younger one yield, and its
+		// removal lets the younger one mirror again.
+		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.mirroredBudgetsOfNamespace)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.budgetsOfPod),
 			builder.WithPredicates(mirrorInputsOfPodChanged{})).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.budgetsOfNode),
@@ -566,7 +638,7 @@ func (mirrorInputsOfBudgetChanged) Update(e event.UpdateEvent) bool {
 		return false
 	}
 	return o.Generation != n.Generation || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
-		!equality.Semantic.DeepEqual(o.Status.Domains, n.Status.Domains) ||
+		!equality.Semantic.DeepEqual(budget.MirrorDomains(&o.Spec, &o.Status), budget.MirrorDomains(&n.Spec, &n.Status)) ||
 		!equality.Semantic.DeepEqual(apimeta.FindStatusCondition(o.Status.Conditions, policyv1alpha1.ConditionMirrored),
 			apimeta.FindStatusCondition(n.Status.Conditions, policyv1alpha1.ConditionMirrored)) ||
 		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)

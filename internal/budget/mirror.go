@@ -61,8 +61,20 @@ type MirrorDomain struct {
 }
 
 // MirrorDomains returns, for each row of the budget's status, what its
-// mirror must say.
-func MirrorDomains(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, rows []policyv1alpha1.DomainStatus) []MirrorDomain {
+// mirror must say. A budget that allows nothing whatever its numbers say
+// (condition DisruptionAllowed with reason DomainError or SyncFailed: a pod
+// without a domain, a controller without a readable scale, a spec that
+// cannot be evaluated) keeps every expected pod in every domain: its
+// mirrors allow nothing either.
+func MirrorDomains(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, st *policyv1alpha1.TopologyDisruptionBudgetStatus) []MirrorDomain {
+	rows := st.Domains
+	blocked := false
+	for _, c := range st.Conditions {
+		if c.Type == policyv1alpha1.ConditionDisruptionAllowed &&
+			(c.Reason == policyv1alpha1.ReasonDomainError || c.Reason == policyv1alpha1.ReasonSyncFailed) {
+			blocked = true
+		}
+	}
 	out := make([]MirrorDomain, 0, len(rows))
 	disrupted := int32(0)
 	for _, r := range rows {
@@ -72,6 +84,11 @@ func MirrorDomains(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, rows []pol
 	}
 	for _, r := range rows {
 		m := MirrorDomain{Domain: r.Name, MinAvailable: r.DesiredHealthy}
+		if blocked {
+			m.Waiting, m.MinAvailable = true, r.ExpectedPods
+			out = append(out, m)
+			continue
+		}
 		if spec.MaxDisruptedDomains != nil {
 			others := disrupted
 			if isDisrupted(r) {
@@ -129,7 +146,8 @@ func MirrorName(budgetName, domain string) string {
 	}
 	name := budgetName
 	if len(name) > 170 {
-		name = strings.Trim(name[:170], "-.")
+		// Budgets sharing the first 161 characters stay apart.
+		name = strings.Trim(name[:161], "-.") + "-" + shortHash(budgetName)
 	}
 	if d == "" {
 		return fmt.Sprintf("%s-%s", name, shortHash(domain))

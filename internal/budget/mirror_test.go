@@ -22,6 +22,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
@@ -70,10 +71,25 @@ func TestMirrorDomains(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, MirrorDomains(tc.spec, tc.rows)); diff != "" {
+			if diff := cmp.Diff(tc.want, MirrorDomains(tc.spec, &policyv1alpha1.TopologyDisruptionBudgetStatus{Domains: tc.rows})); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A budget that allows nothing (a pod without a domain, a controller
+// without a scale, a broken spec) has mirrors that allow nothing.
+func TestMirrorDomainsOfABlockedBudget(t *testing.T) {
+	spec := &policyv1alpha1.TopologyDisruptionBudgetSpec{TopologyKey: corev1.LabelTopologyZone, MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	for _, reason := range []string{policyv1alpha1.ReasonDomainError, policyv1alpha1.ReasonSyncFailed} {
+		st := &policyv1alpha1.TopologyDisruptionBudgetStatus{
+			Domains:    []policyv1alpha1.DomainStatus{{Name: "a", ExpectedPods: 3, CurrentHealthy: 3, DesiredHealthy: 2}},
+			Conditions: []metav1.Condition{{Type: policyv1alpha1.ConditionDisruptionAllowed, Status: metav1.ConditionFalse, Reason: reason}},
+		}
+		if got := MirrorDomains(spec, st); len(got) != 1 || got[0] != (MirrorDomain{"a", 3, true}) {
+			t.Errorf("%s: %+v, want every expected pod kept", reason, got)
+		}
 	}
 }
 
@@ -81,7 +97,7 @@ func TestMirrorNamesAreValidStableAndDistinct(t *testing.T) {
 	long := strings.Repeat("b", 253)
 	domains := []string{"zone-a", "Zone-A", "us_east.1a", "-_.", "", strings.Repeat("x", 63), "all"}
 	seen := map[string]string{}
-	for _, b := range []string{"web", long, "a.b-c"} {
+	for _, b := range []string{"web", long, long[:200] + "x", "a.b-c"} {
 		for _, d := range domains {
 			n := MirrorName(b, d)
 			if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {

@@ -40,6 +40,7 @@ type RefusalReporter struct {
 	last      map[types.UID]refusalWindow
 	lastSweep time.Time
 	pods      map[types.UID]time.Time
+	podSweep  time.Time
 }
 
 // refusalWindowIdle is how many intervals a budget's window is kept after
@@ -104,9 +105,14 @@ func (r *RefusalReporter) RefusedPod(pod *corev1.Pod, msg string) {
 		return
 	}
 	r.pods[pod.UID] = now
-	for uid, at := range r.pods {
-		if now.Sub(at) > r.Interval {
-			delete(r.pods, uid)
+	if now.Sub(r.podSweep) > r.Interval {
+		// At most once an interval: a storm over many pods costs no more
+		// than one pass over them.
+		r.podSweep = now
+		for uid, at := range r.pods {
+			if now.Sub(at) > r.Interval {
+				delete(r.pods, uid)
+			}
 		}
 	}
 	r.mu.Unlock()

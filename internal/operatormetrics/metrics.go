@@ -81,10 +81,11 @@ var DomainBlockedSince = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 
 // MirrorWrites counts the writes of the mirror controller by operation:
 // create, update and delete of mirrored PodDisruptionBudgets, and
-// label (a covered pod's domain label set or removed).
+// label (a covered pod's domain label set or removed), status (core's
+// record of a replaced pod's eviction dropped from a mirror).
 var MirrorWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "tdb_mirror_writes_total",
-	Help: "Writes of the mirror controller: PodDisruptionBudgets created, updated or deleted, and pods labelled with their domain (operation: create, update, delete, label).",
+	Help: "Writes of the mirror controller: PodDisruptionBudgets created, updated or deleted, pods labelled with their domain, and mirrors' status cleared of replaced pods (operation: create, update, delete, label, status).",
 }, []string{"operation"})
 
 func init() {

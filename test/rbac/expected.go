@@ -42,6 +42,10 @@ var Expected = []Row{
 	// mirrorPodDisruptionBudgets: PerDomain (it touches only PDBs it owns:
 	// controller reference and label).
 	{Kind: "ClusterRole", Group: "policy", Resource: "poddisruptionbudgets", Verbs: "create,delete,get,list,update,watch"},
+	// The mirror controller drops, from its own mirrors' status, core's
+	// record of an eviction whose pod was replaced under the same name
+	// (MirrorReconciler.clearReplacedDisruptions).
+	{Kind: "ClusterRole", Group: "policy", Resource: "poddisruptionbudgets/status", Verbs: "update"},
 	// Budgets: read, and their status (the ledger) written.
 	{Kind: "ClusterRole", Group: "policy.tdb.dev", Resource: "topologydisruptionbudgets", Verbs: "get,list,watch"},
 	{Kind: "ClusterRole", Group: "policy.tdb.dev", Resource: "topologydisruptionbudgets/status", Verbs: "get,update"},

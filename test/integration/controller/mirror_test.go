@@ -211,6 +211,35 @@ var _ = Describe("Mirrored PodDisruptionBudgets", Serial, func() {
 		Eventually(mirroredCondition(tdb)).Should(Equal(metav1.Condition{}))
 	})
 
+	It("drops from a mirror's status core's record of an eviction whose pod was replaced under the same name, and only that", func() {
+		w := newZoned(ns)
+		tdb := newBudget(ns, mirrored)
+		Eventually(mirrorsOf(tdb)).Should(HaveLen(3))
+		// As the eviction API records evictions: by pod name. The pod now
+		// named ingester-zone-a-0 was created after the recorded eviction
+		// (a replacement); ingester-zone-a-1 is still the evicted pod.
+		replaced, evicted := w.pods["zone-a"][0], w.pods["zone-a"][1]
+		var pdb policyv1.PodDisruptionBudget
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: budget.MirrorName("ingesters", "zone-a")}, &pdb)).To(Succeed())
+		pdb.Status.DisruptedPods = map[string]metav1.Time{
+			replaced.Name: metav1.NewTime(replaced.CreationTimestamp.Add(-time.Minute)),
+			evicted.Name:  metav1.NewTime(evicted.CreationTimestamp.Add(time.Minute)),
+		}
+		Expect(k8s.Status().Update(ctx, &pdb)).To(Succeed())
+		Eventually(func() []string {
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&pdb), &pdb)).To(Succeed())
+			var names []string
+			for n := range pdb.Status.DisruptedPods {
+				names = append(names, n)
+			}
+			return names
+		}).Should(ConsistOf(evicted.Name))
+		Consistently(func() int {
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&pdb), &pdb)).To(Succeed())
+			return len(pdb.Status.DisruptedPods)
+		}, 2*time.Second).Should(Equal(1))
+	})
+
 	It("labels covered pods with their rack for a rack-keyed budget, and honours nodeSelectorTerm", func() {
 		// Two racks of nodes, one pool of them excluded by the term.
 		for _, n := range []struct{ name, rack, pool string }{
