@@ -69,7 +69,7 @@ verify: generate manifests $(KUSTOMIZE) bundlegen lint ## Fail when generated fi
 
 ##@ Test
 .PHONY: test
-test: verify vet test-unit test-bundlegen test-integration test-install test-e2e ## The whole suite: unit (with a short fuzz run), the bundle generator's tests, integration (envtest), install (kustomize on a local kwok cluster) and e2e (local kwok cluster).
+test: verify vet test-unit test-bundlegen test-integration test-install test-e2e test-e2e-karpenter ## The whole suite: unit (with a short fuzz run), the bundle generator's tests, integration (envtest), install (kustomize on a local kwok cluster), e2e (local kwok cluster) and e2e with the real Karpenter.
 
 .PHONY: test-unit
 test-unit: ## Pure unit tests of the operator's module (no kustomize, no cluster), plus a short run of the budget fuzzer.
@@ -88,6 +88,10 @@ test-integration: k8s-binaries ## envtest suites against a real kube-apiserver a
 .PHONY: test-e2e
 test-e2e: cluster-binaries ## End-to-end suite on a fresh local kwok cluster (tdb-e2e, real control plane, concurrent kubectl drains, ports 19443/18080/18081); about 15 minutes.
 	go test -tags e2e -count=1 -timeout 40m ./test/e2e/ -ginkgo.v
+
+.PHONY: test-e2e-karpenter
+test-e2e-karpenter: cluster-binaries karpenter-binaries ## The real Karpenter (kwok provider) replaces a 3-zone pool under a TDB, without and with mirrored PDBs, side by side (tdb-karpenter, ports 19643/18380/18381 and 18480/18481); fails if the budget is exceeded, a pod is force-deleted, or with mirrors a node is chosen whose pods the budget refuses.
+	go test -v -tags e2e -count=1 -timeout 40m ./test/e2e/karpenter/ -run TestKarpenterReplacesAPoolWithinTheBudget
 
 .PHONY: test-install
 test-install: cluster-binaries $(KUSTOMIZE) ## Install test on a fresh local kwok cluster (tdb-install, API server port 16443): config/default and the overlays accepted object by object by a server-side dry run, then applied, then removed.
@@ -240,6 +244,10 @@ demo: cluster-binaries ## The main job: concurrent kubectl drains of a local 3-z
 .PHONY: cluster-binaries
 cluster-binaries: ## Build the control plane, kubectl and kwok into bin/k8s (cached).
 	hack/build-k8s-binaries.sh $(CLUSTER_BINARIES) >/dev/null
+
+.PHONY: karpenter-binaries
+karpenter-binaries: ## Build Karpenter's kwok cloud provider and copy its CRDs into bin/karpenter (cached; fetches the Go toolchain its go.mod names).
+	hack/build-karpenter.sh >/dev/null
 
 .PHONY: measure-heap
 measure-heap: k8s-binaries ## Measured run: manager heap after caching 10,000 pods, with and without the cache transforms (fails over 150 MiB).
