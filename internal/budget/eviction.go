@@ -117,8 +117,9 @@ type Decision struct {
 	// allowed decision with a nil Status needs no write.
 	Status *policyv1alpha1.TopologyDisruptionBudgetStatus
 	// BlockedDomain names the domain of a refusal for want of allowance
-	// (InsufficientPods, MaxDisruptedDomains): the domain is blocked (see
-	// MarkBlocked).
+	// (InsufficientPods, MaxDisruptedDomains) or because the budget allows
+	// nothing at all (Blocked: DomainError, SyncFailed): the domain is
+	// blocked (see MarkBlocked).
 	BlockedDomain string
 }
 
@@ -151,7 +152,10 @@ func DecideEviction(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRe
 	st := &tdb.Status
 	if c := apimeta.FindStatusCondition(st.Conditions, policyv1alpha1.ConditionDisruptionAllowed); c != nil &&
 		(c.Reason == policyv1alpha1.ReasonSyncFailed || c.Reason == policyv1alpha1.ReasonDomainError) {
-		return refuse(DecisionBlocked, "topology disruption budget %s: no disruption is allowed: %s", name, c.Message)
+		d := refuse(DecisionBlocked, "topology disruption budget %s: no disruption is allowed: %s", name, c.Message)
+		// The pod's domain refuses it like every other: it is blocked.
+		d.BlockedDomain = req.Domain
+		return d
 	}
 	if st.ObservedGeneration < tdb.Generation {
 		return refuse(DecisionStaleStatus, "topology disruption budget %s: status is being updated for the new spec (observedGeneration %d < generation %d); retry shortly",
