@@ -270,10 +270,17 @@ type TopologyDisruptionBudgetStatus struct {
 	// currentHealthy is the sum of the domains' healthy pods.
 	// +optional
 	CurrentHealthy int32 `json:"currentHealthy"`
-	// disruptionsAllowed is what evictions could get right now, summed over
-	// the domains.
+	// disruptionsAllowed is how many evictions could be granted right now
+	// together: the domains' allowances summed, but under
+	// maxDisruptedDomains only for as many domains as may be disrupted at
+	// once (those already disrupted first, then the undisrupted domains that
+	// allow the most). Each domain's own allowance is in domains.
 	// +optional
 	DisruptionsAllowed int32 `json:"disruptionsAllowed"`
+	// disruptedDomains counts the domains with unavailable pods (fewer
+	// healthy than expected): the domains maxDisruptedDomains counts.
+	// +optional
+	DisruptedDomains int32 `json:"disruptedDomains"`
 	// domainCount is the number of domains in domains (for kubectl get).
 	// +optional
 	DomainCount int32 `json:"domainCount"`
@@ -305,7 +312,8 @@ type TopologyDisruptionBudgetStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=tdb,categories=all
-// +kubebuilder:printcolumn:name="Allowed",type=integer,JSONPath=`.status.disruptionsAllowed`,description="Evictions allowed now, summed over domains"
+// +kubebuilder:printcolumn:name="Allowed",type=integer,JSONPath=`.status.disruptionsAllowed`,description="Evictions that could be granted now together (maxDisruptedDomains included)"
+// +kubebuilder:printcolumn:name="Disrupted",type=integer,JSONPath=`.status.disruptedDomains`,description="Domains with unavailable pods"
 // +kubebuilder:printcolumn:name="Healthy",type=integer,JSONPath=`.status.currentHealthy`
 // +kubebuilder:printcolumn:name="Expected",type=integer,JSONPath=`.status.expectedPods`
 // +kubebuilder:printcolumn:name="Domains",type=integer,JSONPath=`.status.domainCount`

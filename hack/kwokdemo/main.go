@@ -216,7 +216,7 @@ func deploy(ctx context.Context, k8s client.Client) error {
 	for {
 		var cur policyv1alpha1.TopologyDisruptionBudget
 		err := k8s.Get(ctx, client.ObjectKeyFromObject(tdb), &cur)
-		if err == nil && cur.Status.CurrentHealthy == 3*perZone && cur.Status.DisruptionsAllowed == 6 {
+		if err == nil && cur.Status.CurrentHealthy == 3*perZone && cur.Status.DisruptionsAllowed == 2 {
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -17,6 +17,8 @@ limitations under the License.
 package budget
 
 import (
+	"sort"
+
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
@@ -101,6 +103,56 @@ func LimitDisruptedDomains(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, ro
 			rows[i].DisruptionsAllowed = 0
 		}
 	}
+}
+
+// AllowedTogether is how many evictions could be granted now together, one
+// after the other, without waiting for a pod to turn Ready: the domains'
+// allowances summed, except that under maxDisruptedDomains only that many
+// domains can be disrupted at once. The domains already disrupted keep their
+// allowances; the rest of the limit goes to the undisrupted domains that
+// allow the most. This is status.disruptionsAllowed; each domain's own
+// allowance stays in status.domains.
+func AllowedTogether(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, rows []policyv1alpha1.DomainStatus) int32 {
+	var total int32
+	if spec.MaxDisruptedDomains == nil {
+		for _, r := range rows {
+			total += max(r.DisruptionsAllowed, 0)
+		}
+		return total
+	}
+	var fresh []int32
+	room := *spec.MaxDisruptedDomains
+	for _, r := range rows {
+		if isDisrupted(r) {
+			total += max(r.DisruptionsAllowed, 0)
+			room--
+		} else if r.DisruptionsAllowed > 0 {
+			fresh = append(fresh, r.DisruptionsAllowed)
+		}
+	}
+	sort.Slice(fresh, func(i, j int) bool { return fresh[i] > fresh[j] })
+	for i := 0; i < len(fresh) && int32(i) < room; i++ {
+		total += fresh[i]
+	}
+	return total
+}
+
+// DisruptedDomains counts the domains with unavailable pods: those that
+// maxDisruptedDomains counts.
+func DisruptedDomains(rows []policyv1alpha1.DomainStatus) int32 {
+	var n int32
+	for _, r := range rows {
+		if isDisrupted(r) {
+			n++
+		}
+	}
+	return n
+}
+
+// Waiting says whether a domain would allow an eviction but for
+// maxDisruptedDomains: other domains are disrupted.
+func Waiting(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, r policyv1alpha1.DomainStatus) bool {
+	return spec.MaxDisruptedDomains != nil && r.ExpectedPods > 0 && r.CurrentHealthy > r.DesiredHealthy && r.DisruptionsAllowed == 0
 }
 
 // isDisrupted says whether a domain has unavailable pods.

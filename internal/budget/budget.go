@@ -251,8 +251,8 @@ func Compute(in Input) Result {
 	for _, d := range res.Domains {
 		res.ExpectedPods += d.ExpectedPods
 		res.CurrentHealthy += d.CurrentHealthy
-		res.DisruptionsAllowed += d.DisruptionsAllowed
 	}
+	res.DisruptionsAllowed = AllowedTogether(spec, res.Domains)
 	return res
 }
 

@@ -272,13 +272,16 @@ func TestComputeThreeZones(t *testing.T) {
 			want: withRows(row("zone-a", 4, 4, 2, 0), row("zone-b", 3, 2, 1, 1), row("zone-c", 2, 2, 0, 0))},
 		{name: "maxDisruptedDomains 1 with nothing disrupted allows every domain",
 			budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("1")).MaxDisruptedDomains(1), pods: base(),
-			want: withRows(row("zone-a", 4, 4, 3, 1), row("zone-b", 3, 3, 2, 1), row("zone-c", 2, 2, 1, 1))},
+			// Each domain allows 1, but only one may be disrupted at once.
+			want: withRows(row("zone-a", 4, 4, 3, 1), row("zone-b", 3, 3, 2, 1), row("zone-c", 2, 2, 1, 1)).together(1)},
 		{name: "maxDisruptedDomains 1 with two disrupted domains allows none",
 			budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("2")).MaxDisruptedDomains(1), pods: unready(base(), "b-1", "c-1"),
 			want: withRows(row("zone-a", 4, 4, 2, 0), row("zone-b", 3, 2, 1, 0), row("zone-c", 2, 1, 0, 0))},
 		{name: "maxDisruptedDomains 2 with one disrupted domain allows every domain",
 			budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("2")).MaxDisruptedDomains(2), pods: unready(base(), "b-1"),
-			want: withRows(row("zone-a", 4, 4, 2, 2), row("zone-b", 3, 2, 1, 1), row("zone-c", 2, 2, 0, 2))},
+			// zone-b is disrupted and allows 1; one more domain may join it,
+			// and the better of zone-a and zone-c allows 2: 3 together.
+			want: withRows(row("zone-a", 4, 4, 2, 2), row("zone-b", 3, 2, 1, 1), row("zone-c", 2, 2, 0, 2)).together(3)},
 		{name: "maxDisruptedDomains 2 with two disrupted domains stops the third",
 			budget: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intOrPct("2")).MaxDisruptedDomains(2), pods: unready(base(), "b-1", "c-1"),
 			want: withRows(row("zone-a", 4, 4, 2, 0), row("zone-b", 3, 2, 1, 1), row("zone-c", 2, 1, 0, 1))},

@@ -239,6 +239,13 @@ func withRows(rows ...policyv1alpha1.DomainStatus) summary {
 	return s
 }
 
+// together sets the evictions allowed together, when maxDisruptedDomains
+// makes it less than the rows' sum (AllowedTogether).
+func (s summary) together(n int32) summary {
+	s.AllowedTotal = n
+	return s
+}
+
 // statusFrom turns a Result into the status the controller would write at
 // the budget's generation, for eviction tests.
 func statusFrom(b *policyv1alpha1.TopologyDisruptionBudget, r Result) policyv1alpha1.TopologyDisruptionBudgetStatus {

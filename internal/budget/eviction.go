@@ -243,12 +243,13 @@ func charge(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) *
 	}
 	row.DisruptionsAllowed--
 	LimitDisruptedDomains(&tdb.Spec, next.Domains)
-	next.CurrentHealthy, next.DisruptionsAllowed = 0, 0
+	next.CurrentHealthy = 0
 	for _, d := range next.Domains {
 		next.CurrentHealthy += d.CurrentHealthy
-		next.DisruptionsAllowed += d.DisruptionsAllowed
 	}
-	apimeta.SetStatusCondition(&next.Conditions, DisruptionCondition(next.Domains, "", "", next.ObservedGeneration, req.Now))
+	next.DisruptionsAllowed = AllowedTogether(&tdb.Spec, next.Domains)
+	next.DisruptedDomains = DisruptedDomains(next.Domains)
+	apimeta.SetStatusCondition(&next.Conditions, DisruptionCondition(&tdb.Spec, next.Domains, "", "", next.ObservedGeneration, req.Now))
 	return next
 }
 
@@ -294,27 +295,29 @@ func renew(tdb *policyv1alpha1.TopologyDisruptionBudget, i int, req EvictionRequ
 // DisruptionCondition is the DisruptionAllowed condition for a budget's
 // domains, or for a budget blocked for blockedReason. The status controller
 // and the webhook both write it, in the same words, so that a grant does not
-// cause another status write.
-func DisruptionCondition(domains []policyv1alpha1.DomainStatus, blockedReason, blockedMessage string, generation int64, now time.Time) metav1.Condition {
+// cause another status write. The number it gives is AllowedTogether's.
+func DisruptionCondition(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, domains []policyv1alpha1.DomainStatus, blockedReason, blockedMessage string, generation int64, now time.Time) metav1.Condition {
 	c := metav1.Condition{
 		Type:               policyv1alpha1.ConditionDisruptionAllowed,
 		ObservedGeneration: generation,
 		LastTransitionTime: metav1.NewTime(now),
 	}
-	var allowed int32
 	var names []string
 	for _, d := range domains {
 		if d.DisruptionsAllowed > 0 {
-			allowed += d.DisruptionsAllowed
 			names = append(names, d.Name)
 		}
 	}
+	allowed := AllowedTogether(spec, domains)
 	switch {
 	case blockedReason != "":
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, blockedReason, blockedMessage
 	case allowed > 0:
 		c.Status, c.Reason = metav1.ConditionTrue, policyv1alpha1.ReasonSufficientPods
 		c.Message = fmt.Sprintf("%d disruption(s) allowed in %s", allowed, strings.Join(names, ", "))
+		if spec.MaxDisruptedDomains != nil && int32(len(names)) > *spec.MaxDisruptedDomains {
+			c.Message += fmt.Sprintf(", in at most %d domain(s) at a time", *spec.MaxDisruptedDomains)
+		}
 	default:
 		c.Status, c.Reason = metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods
 		c.Message = "no domain has a healthy pod to spare; evictions wait until pods become Ready"

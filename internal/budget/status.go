@@ -44,12 +44,13 @@ func StatusFor(tdb *policyv1alpha1.TopologyDisruptionBudget, res *Result, now ti
 	next.DisruptionsAllowed = res.DisruptionsAllowed
 	next.Domains = carryBlockedSince(tdb.Status.Domains, res.Domains)
 	next.DomainCount = int32(len(res.Domains))
+	next.DisruptedDomains = DisruptedDomains(res.Domains)
 	next.DisruptedPods = res.DisruptedPods
 	reason, msg := res.Blocked()
 	if notEnforced != "" {
 		reason, msg = policyv1alpha1.ReasonNotEnforced, notEnforced
 	}
-	apimeta.SetStatusCondition(&next.Conditions, DisruptionCondition(res.Domains, reason, msg, tdb.Generation, now))
+	apimeta.SetStatusCondition(&next.Conditions, DisruptionCondition(&tdb.Spec, res.Domains, reason, msg, tdb.Generation, now))
 	return next
 }
 

@@ -130,12 +130,17 @@ func (w *BudgetWrapper) DisruptedPods(records ...policyv1alpha1.DisruptedPod) *B
 
 // StatusDomains sets status.domains to rows and the totals the status
 // controller derives from them: expectedPods, currentHealthy and
-// disruptionsAllowed are the rows' sums, domainCount their number.
+// disruptionsAllowed are the rows' sums (budget.AllowedTogether's figure when
+// maxDisruptedDomains does not bind), disruptedDomains the rows with fewer
+// healthy than expected pods, domainCount their number.
 func (w *BudgetWrapper) StatusDomains(rows ...policyv1alpha1.DomainStatus) *BudgetWrapper {
 	st := &w.tdb.Status
 	st.Domains = rows
-	st.ExpectedPods, st.CurrentHealthy, st.DisruptionsAllowed = 0, 0, 0
+	st.ExpectedPods, st.CurrentHealthy, st.DisruptionsAllowed, st.DisruptedDomains = 0, 0, 0, 0
 	for _, r := range rows {
+		if r.CurrentHealthy < r.ExpectedPods {
+			st.DisruptedDomains++
+		}
 		st.ExpectedPods += r.ExpectedPods
 		st.CurrentHealthy += r.CurrentHealthy
 		st.DisruptionsAllowed += r.DisruptionsAllowed

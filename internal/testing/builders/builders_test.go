@@ -226,7 +226,7 @@ func TestBudget(t *testing.T) {
 			Rollout: &policyv1alpha1.RolloutSpec{Strategy: policyv1alpha1.DomainByDomain},
 		},
 		Status: policyv1alpha1.TopologyDisruptionBudgetStatus{
-			ObservedGeneration: 1, ExpectedPods: 6, CurrentHealthy: 5, DisruptionsAllowed: 1, DomainCount: 2,
+			ObservedGeneration: 1, ExpectedPods: 6, CurrentHealthy: 5, DisruptionsAllowed: 1, DisruptedDomains: 1, DomainCount: 2,
 			Domains:       []policyv1alpha1.DomainStatus{row("zone-a", 3, 2, 0), row("zone-b", 3, 3, 1)},
 			DisruptedPods: []policyv1alpha1.DisruptedPod{record}, Conditions: []metav1.Condition{cond},
 		},

@@ -341,7 +341,7 @@ func waitSettled(ctx context.Context, k8s client.Client, w *kwokenv.Watcher, ns 
 				return err
 			}
 			s := t.Status
-			ready = s.ObservedGeneration == t.Generation && s.CurrentHealthy == 3*podsPerZone && s.DisruptionsAllowed == 3
+			ready = s.ObservedGeneration == t.Generation && s.CurrentHealthy == 3*podsPerZone && s.DisruptionsAllowed == 1
 			state = fmt.Sprintf("budget healthy %d allowed %d", s.CurrentHealthy, s.DisruptionsAllowed)
 			if ready && mode == policyv1alpha1.MirrorPerDomain {
 				ready, state = mirrorsCounted(ctx, k8s, &t)
