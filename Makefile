@@ -126,6 +126,10 @@ BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
 build: generate ## Build the manager binary (static, as in the image).
 	$(GO_BUILD_ENV) go build $(GO_BUILD_FLAGS) -o $(LOCALBIN)/manager $(MANAGER_PKG)
 
+.PHONY: plugin
+plugin: ## Build the kubectl plugin into bin/kubectl-tdb (kubectl tdb can-drain, why, plan, status; docs/kubectl-tdb.md).
+	$(GO_BUILD_ENV) go build -ldflags "-X github.com/tdb-operator/tdb-operator/internal/plugin.Version=v$(VERSION)" -o $(LOCALBIN)/kubectl-tdb ./cmd/kubectl-tdb
+
 .PHONY: docker-build
 docker-build: ## Build the manager image IMG with $(CONTAINER_TOOL) (not run in tests: test/dockerfile checks the Dockerfile).
 	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) -t $(IMG) .
