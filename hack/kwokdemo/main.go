@@ -31,6 +31,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 
 	"sort"
 	"strings"
@@ -112,6 +113,10 @@ func run(name string, teardown bool) error {
 		originals = append(originals, n.Name)
 	}
 	sort.Strings(originals)
+
+	if err := askPlugin(c, originals); err != nil {
+		return err
+	}
 
 	w := &kwokenv.Watcher{Client: k8s, NS: ns, Selector: labels.SelectorFromSet(labels.Set{"app": "ingester"}),
 		Expected: func(context.Context) (map[string]int, error) {
@@ -282,4 +287,35 @@ func printStatus(ctx context.Context, k8s client.Client, elapsed time.Duration, 
 		}
 		fmt.Printf("latest refusal: %s\n", lastRefusal)
 	}
+}
+
+// askPlugin shows what kubectl tdb says before the drains: whether a zone's
+// nodes can be drained at once, and in what waves all of them could be.
+func askPlugin(c *kwokenv.Cluster, nodes []string) error {
+	bin, err := kwokenv.BuildPlugin()
+	if err != nil {
+		return err
+	}
+	show := func(args ...string) error {
+		fmt.Printf("$ kubectl tdb %s\n", strings.Join(args, " "))
+		cmd := exec.Command(bin, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
+		out, err := cmd.CombinedOutput()
+		fmt.Print(kwokenv.Indent(string(out), "   "))
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == 1 {
+			return nil // "no" is an answer
+		}
+		return err
+	}
+	var zoneA []string
+	for _, n := range nodes {
+		if strings.Contains(n, "zone-a") {
+			zoneA = append(zoneA, n)
+		}
+	}
+	fmt.Println(">> asking kubectl tdb (make plugin) before draining")
+	if err := show(append([]string{"can-drain"}, zoneA[:2]...)...); err != nil {
+		return err
+	}
+	return show(append([]string{"plan"}, nodes...)...)
 }

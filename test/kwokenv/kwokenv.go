@@ -144,6 +144,18 @@ func BuildManager() (string, error) {
 	return bin, nil
 }
 
+// BuildPlugin builds kubectl-tdb into bin/kubectl-tdb.
+func BuildPlugin() (string, error) {
+	bin := filepath.Join(Root(), "bin", "kubectl-tdb")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-tdb")
+	cmd.Dir = Root()
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("building kubectl-tdb: %w", err)
+	}
+	return bin, nil
+}
+
 // StartOperator registers the webhook for a local process (make run-local's
 // first step) and starts the manager, waiting until it is ready.
 func StartOperator(c *Cluster, o OperatorOptions) (*Operator, error) {
