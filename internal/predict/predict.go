@@ -196,6 +196,14 @@ func noGoneNodes(string) (map[string]string, bool) { return nil, false }
 func (s *Snapshot) Decide(pod *corev1.Pod) Verdict {
 	v := Verdict{Allowed: true, charges: map[string]*policyv1alpha1.TopologyDisruptionBudgetStatus{}}
 	ignore := budget.CanIgnoreBudget(pod)
+	type placed struct {
+		key   string
+		e     *tdbEntry
+		place budget.Placement
+		err   error
+	}
+	var tdbCover []placed
+	notEnforced := false
 	for _, k := range s.tdbsByNS[pod.Namespace] {
 		e := s.tdbs[k]
 		place, err := e.cv.Place(e.tdb, pod, s.node, noGoneNodes)
@@ -204,25 +212,40 @@ func (s *Snapshot) Decide(pod *corev1.Pod) Verdict {
 		}
 		ref := tdbRef(e.tdb, place.Domain)
 		v.Budgets = append(v.Budgets, ref)
-		if ignore || ref.NotEnforced {
+		if ref.NotEnforced {
+			notEnforced = true
 			continue
 		}
-		var d budget.Decision
-		if err != nil {
-			d = budget.RefusePlacement(e.tdb, err)
-		} else {
-			d = budget.DecideEviction(e.tdb, budget.EvictionRequest{Pod: pod, Domain: place.Domain, Now: s.Now, NodeGone: place.NodeGone})
+		tdbCover = append(tdbCover, placed{key: k, e: e, place: place, err: err})
+	}
+	if !ignore {
+		// The webhook refuses on a budget that cannot place the pod before
+		// it decides any: that budget's reason comes first.
+		var placeReason budget.Reason
+		for _, c := range tdbCover {
+			var d budget.Decision
+			if c.err != nil {
+				d = budget.RefusePlacement(c.e.tdb, c.err)
+				if placeReason == "" {
+					placeReason = d.Reason
+				}
+			} else {
+				d = budget.DecideEviction(c.e.tdb, budget.EvictionRequest{Pod: pod, Domain: c.place.Domain, Now: s.Now, NodeGone: c.place.NodeGone})
+			}
+			if !d.Allowed {
+				v.refuse(d.Reason, Block{Kind: KindTDB, Namespace: c.e.tdb.Namespace, Name: c.e.tdb.Name, Domain: c.place.Domain,
+					Message: d.Message, Reason: string(d.Reason), Hint: tdbHint(c.e.tdb, c.place.Domain, d.Reason, pod)})
+				continue
+			}
+			if v.Allowed && v.Reason == "" {
+				v.Reason = d.Reason
+			}
+			if d.Status != nil {
+				v.charges[c.key] = d.Status
+			}
 		}
-		if !d.Allowed {
-			v.refuse(d.Reason, Block{Kind: KindTDB, Namespace: e.tdb.Namespace, Name: e.tdb.Name, Domain: place.Domain,
-				Message: d.Message, Reason: string(d.Reason), Hint: tdbHint(e.tdb, place.Domain, d.Reason)})
-			continue
-		}
-		if v.Allowed {
-			v.Reason = d.Reason
-		}
-		if d.Status != nil {
-			v.charges[k] = d.Status
+		if placeReason != "" {
+			v.Reason = placeReason
 		}
 	}
 	var covering []policyv1.PodDisruptionBudget
@@ -250,7 +273,7 @@ func (s *Snapshot) Decide(pod *corev1.Pod) Verdict {
 			b.Name = joinNames(names)
 			b.Hint = "remove all but one of these PodDisruptionBudgets: the eviction API refuses a pod covered by several"
 		} else {
-			b.Hint = pdbHint(s.pdbs[pod.Namespace+"/"+pv.PDB], pv.Code)
+			b.Hint = pdbHint(s.pdbs[pod.Namespace+"/"+pv.PDB], pv.Code, pod)
 		}
 		v.refuse(ReasonPDB, b)
 	} else if len(covering) == 1 && pdbCharges(pod, &covering[0]) {
@@ -258,6 +281,9 @@ func (s *Snapshot) Decide(pod *corev1.Pod) Verdict {
 	}
 	if v.Allowed && v.Reason == "" {
 		v.Reason = budget.DecisionNotCovered
+		if notEnforced {
+			v.Reason = budget.DecisionNotEnforced
+		}
 	}
 	return v
 }
@@ -321,7 +347,7 @@ func tdbRef(t *policyv1alpha1.TopologyDisruptionBudget, domain string) BudgetRef
 }
 
 // tdbHint says what would change a TDB's refusal.
-func tdbHint(t *policyv1alpha1.TopologyDisruptionBudget, domain string, reason budget.Reason) string {
+func tdbHint(t *policyv1alpha1.TopologyDisruptionBudget, domain string, reason budget.Reason, pod *corev1.Pod) string {
 	var row *policyv1alpha1.DomainStatus
 	for i := range t.Status.Domains {
 		if t.Status.Domains[i].Name == domain {
@@ -343,7 +369,7 @@ func tdbHint(t *policyv1alpha1.TopologyDisruptionBudget, domain string, reason b
 		if row == nil {
 			break
 		}
-		need := row.DesiredHealthy - row.CurrentHealthy + 1
+		need := readyNeeded(row.CurrentHealthy, row.DesiredHealthy, pod, t.Spec.UnhealthyPodEvictionPolicy != policyv1alpha1.AlwaysAllow)
 		h := fmt.Sprintf("%s needs %d more Ready pod(s) (%d healthy, keeps %d)", where, need, row.CurrentHealthy, row.DesiredHealthy)
 		if inFlight > 0 {
 			h += fmt.Sprintf("; %d granted eviction(s) there are still being accounted for", inFlight)
@@ -373,7 +399,7 @@ func tdbHint(t *policyv1alpha1.TopologyDisruptionBudget, domain string, reason b
 }
 
 // pdbHint says what would change a PDB's refusal.
-func pdbHint(p *policyv1.PodDisruptionBudget, code int32) string {
+func pdbHint(p *policyv1.PodDisruptionBudget, code int32, pod *corev1.Pod) string {
 	switch {
 	case p == nil:
 		return ""
@@ -382,8 +408,19 @@ func pdbHint(p *policyv1.PodDisruptionBudget, code int32) string {
 	case p.Status.ObservedGeneration < p.Generation:
 		return "the disruption controller has not processed the PodDisruptionBudget's spec yet: retry in a moment"
 	}
-	need := p.Status.DesiredHealthy - p.Status.CurrentHealthy + 1
+	need := readyNeeded(p.Status.CurrentHealthy, p.Status.DesiredHealthy, pod, true)
 	return fmt.Sprintf("PodDisruptionBudget %s needs %d more healthy pod(s) (%d healthy, keeps %d)", p.Name, need, p.Status.CurrentHealthy, p.Status.DesiredHealthy)
+}
+
+// readyNeeded is how many more Ready pods would let the pod's eviction
+// through: one beyond desired for a Ready pod, which needs an allowance; as
+// many as desired for a not-Ready pod under IfHealthyBudget, which passes
+// without one while the budget keeps its healthy pods.
+func readyNeeded(healthy, desired int32, pod *corev1.Pod, ifHealthy bool) int32 {
+	if ifHealthy && !budget.IsHealthy(pod) && desired > 0 {
+		return max(desired-healthy, 1)
+	}
+	return desired - healthy + 1
 }
 
 func joinNames(names []string) string {
