@@ -118,7 +118,7 @@ func printWhy(w io.Writer, c EvictionCheck) {
 	if len(c.BlockedBy) > 0 {
 		_, _ = fmt.Fprintln(w, "Refused by:")
 		for _, b := range c.BlockedBy {
-			_, _ = fmt.Fprintf(w, "  %s %s/%s: %s\n", b.Kind, b.Namespace, b.Name, b.Message)
+			_, _ = fmt.Fprintf(w, "  %s\n", b.Message)
 		}
 	}
 	if len(c.Hints) > 0 {

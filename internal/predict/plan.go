@@ -40,8 +40,14 @@ func (s *Snapshot) Together(pods []*corev1.Pod) (ok bool, blocks []Block, after 
 		v := after.Decide(pod)
 		if !v.Allowed {
 			ok = false
+			// The hints of the simulated state would count the set's own
+			// evictions as in flight: say what to do instead.
+			alone := s.Decide(pod).Allowed
 			for _, b := range v.Blocks {
 				b.Pod = pod.Namespace + "/" + pod.Name
+				if alone {
+					b.Hint = hintAllowedAlone
+				}
 				blocks = append(blocks, b)
 			}
 			continue
@@ -50,6 +56,10 @@ func (s *Snapshot) Together(pods []*corev1.Pod) (ok bool, blocks []Block, after 
 	}
 	return ok, blocks, after
 }
+
+// hintAllowedAlone is the hint of a pod refused only because the other pods
+// of the set spent the allowance first.
+const hintAllowedAlone = "allowed alone: the other pods of this set spend the allowance first; drain them in separate waves (kubectl tdb plan)"
 
 // evictionOrder puts the Ready pods first, then the pods that may pass
 // without a charge, each group by namespace and name.
@@ -135,6 +145,11 @@ func (s *Snapshot) PlanDrain(nodes []NodePods, zoneKey string) Plan {
 	var plan Plan
 	for _, n := range order {
 		if ok, blocks, _ := s.Together(n.Pods); !ok {
+			for i := range blocks {
+				if blocks[i].Hint == hintAllowedAlone {
+					blocks[i].Hint = "the node's own pods need more than the budget allows at once: kubectl drain still drains it, its evictions refused until the first replacements are Ready"
+				}
+			}
 			plan.Blocked = append(plan.Blocked, BlockedNode{Node: n.Node, BlockedBy: blocks})
 			continue
 		}
