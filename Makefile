@@ -130,6 +130,15 @@ build: generate ## Build the manager binary (static, as in the image).
 plugin: ## Build the kubectl plugin into bin/kubectl-tdb (kubectl tdb can-drain, why, plan, status; docs/kubectl-tdb.md).
 	$(GO_BUILD_ENV) go build -ldflags "-X github.com/tdb-operator/tdb-operator/internal/plugin.Version=v$(VERSION)" -o $(LOCALBIN)/kubectl-tdb ./cmd/kubectl-tdb
 
+# The krew release of kubectl-tdb: an archive per platform, sha256sums.txt and
+# the krew manifest rendered from hack/krew/tdb.yaml.tmpl, in
+# bin/plugin-release/$(PLUGIN_VERSION)/; test/krew (make test-unit) validates it.
+PLUGIN_VERSION ?= v$(VERSION)
+
+.PHONY: plugin-release
+plugin-release: ## Cross-compile kubectl-tdb (linux/darwin amd64+arm64, windows amd64) into reproducible archives and render the krew manifest for PLUGIN_VERSION (default v$(VERSION)) into bin/plugin-release/.
+	hack/plugin-release.sh $(PLUGIN_VERSION)
+
 .PHONY: docker-build
 docker-build: ## Build the manager image IMG with $(CONTAINER_TOOL) (not run in tests: test/dockerfile checks the Dockerfile).
 	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) -t $(IMG) .
