@@ -69,7 +69,7 @@ verify: generate manifests $(KUSTOMIZE) bundlegen lint ## Fail when generated fi
 
 ##@ Test
 .PHONY: test
-test: verify vet test-unit test-bundlegen test-integration test-install test-e2e test-e2e-karpenter ## The whole suite: unit (with a short fuzz run), the bundle generator's tests, integration (envtest), install (kustomize on a local kwok cluster), e2e (local kwok cluster) and e2e with the real Karpenter.
+test: verify vet test-unit test-bundlegen test-integration test-install test-e2e test-e2e-scope test-e2e-karpenter ## The whole suite: unit (with a short fuzz run), the bundle generator's tests, integration (envtest), install (kustomize on a local kwok cluster), e2e (local kwok cluster: the main suite and the webhook scope) and e2e with the real Karpenter.
 
 .PHONY: test-unit
 test-unit: ## Pure unit tests of the operator's module (no kustomize, no cluster), plus a short run of the budget fuzzer.
@@ -88,6 +88,10 @@ test-integration: k8s-binaries ## envtest suites against a real kube-apiserver a
 .PHONY: test-e2e
 test-e2e: cluster-binaries ## End-to-end suite on a fresh local kwok cluster (tdb-e2e, real control plane, concurrent kubectl drains, ports 19443/18080/18081); about 15 minutes.
 	go test -tags e2e -count=1 -timeout 40m ./test/e2e/ -ginkgo.v
+
+.PHONY: test-e2e-scope
+test-e2e-scope: cluster-binaries ## The webhook's opt-in scope on a local kwok cluster (tdb-scope, ports 19943/18780/18781): a budget outside it reports NotEnforced; with the operator stopped, evictions outside it go on and a labelled namespace's are refused; with the default scope every namespace's are refused.
+	go test -v -tags e2e -count=1 -timeout 15m ./test/e2e/scope/
 
 .PHONY: test-e2e-karpenter
 test-e2e-karpenter: cluster-binaries karpenter-binaries ## The real Karpenter (kwok provider) replaces a 3-zone pool under a TDB, without and with mirrored PDBs, side by side (tdb-karpenter, ports 19643/18380/18381 and 18480/18481); fails if the budget is exceeded, a pod is force-deleted, or with mirrors a node is chosen whose pods the budget refuses.
@@ -272,11 +276,14 @@ WEBHOOK_HOST ?= 127.0.0.1
 WEBHOOK_PORT ?= 9443
 LOCAL_CERT_DIR ?= $(CURDIR)/bin/local-webhook-certs
 OPERATOR_NAMESPACE ?= tdb-system
+# Which namespaces send their evictions to the webhook: all (every namespace
+# but the operator's) or labelled (only policy.tdb.dev/enforce=true).
+WEBHOOK_SCOPE ?= all
 
 .PHONY: run-local
-run-local: ## Run the operator as a local process against $KUBECONFIG: installs CRDs, self-signed certs and a URL webhook registration.
-	go run ./hack/localwebhook -host $(WEBHOOK_HOST) -port $(WEBHOOK_PORT) -cert-dir $(LOCAL_CERT_DIR) -operator-namespace $(OPERATOR_NAMESPACE)
-	go run ./cmd --webhook-host $(WEBHOOK_HOST) --webhook-port $(WEBHOOK_PORT) --webhook-cert-dir $(LOCAL_CERT_DIR) --cert-rotation=false \
+run-local: ## Run the operator as a local process against $KUBECONFIG: installs CRDs, self-signed certs and a URL webhook registration (WEBHOOK_SCOPE=all|labelled).
+	go run ./hack/localwebhook -host $(WEBHOOK_HOST) -port $(WEBHOOK_PORT) -cert-dir $(LOCAL_CERT_DIR) -operator-namespace $(OPERATOR_NAMESPACE) -scope $(WEBHOOK_SCOPE)
+	go run ./cmd --webhook-host $(WEBHOOK_HOST) --webhook-port $(WEBHOOK_PORT) --webhook-cert-dir $(LOCAL_CERT_DIR) --cert-rotation=false --webhook-config-name tdb-operator-local \
 		--operator-namespace $(OPERATOR_NAMESPACE) --metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 $(ARGS)
 
 .PHONY: run-local-clean

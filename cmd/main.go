@@ -108,7 +108,7 @@ func run() error {
 	flag.BoolVar(&certRotation, "cert-rotation", inCluster(), "Create and rotate the webhook's serving certificate in a Secret and inject its CA into the webhook configuration (no cert-manager needed); every replica copies it into --webhook-cert-dir. Default: true when running in a cluster. Off: the certificate is read from --webhook-cert-dir as it is (cert-manager, make run-local).")
 	flag.StringVar(&certOptions.SecretName, "webhook-secret-name", "tdb-webhook-server-cert", "With --cert-rotation: the Secret in the operator's namespace that holds the CA and the serving certificate.")
 	flag.StringVar(&certOptions.ServiceName, "webhook-service-name", "tdb-webhook-service", "With --cert-rotation: the webhook Service in the operator's namespace; the certificate is valid for its DNS names.")
-	flag.StringVar(&certOptions.WebhookConfigName, "webhook-config-name", "tdb-validating-webhook-configuration", "With --cert-rotation: the ValidatingWebhookConfiguration that gets the CA bundle.")
+	flag.StringVar(&certOptions.WebhookConfigName, "webhook-config-name", "tdb-validating-webhook-configuration", "The ValidatingWebhookConfiguration of the eviction webhook: with --cert-rotation it gets the CA bundle; its namespaceSelector tells which namespaces' budgets are enforced (a budget elsewhere reports DisruptionAllowed=False, reason NotEnforced). make run-local registers tdb-operator-local.")
 	flag.StringVar(&operatorNS, "operator-namespace", envOr("POD_NAMESPACE", "tdb-system"), "The operator's own namespace; evictions there always pass, so draining the operator's node cannot deadlock. Default: $POD_NAMESPACE, else tdb-system.")
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -182,7 +182,7 @@ func run() error {
 	// Every writer of budget status starts from the newest version any of
 	// them wrote or read (see internal/budgetstatus).
 	versions := &budgetstatus.Versions{}
-	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, OperatorNamespace: operatorNS, GoneNodes: goneNodes, Versions: versions}); err != nil {
+	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, OperatorNamespace: operatorNS, WebhookConfigName: certOptions.WebhookConfigName, GoneNodes: goneNodes, Versions: versions}); err != nil {
 		return err
 	}
 	if enableWebhook {

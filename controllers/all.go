@@ -37,6 +37,11 @@ type Options struct {
 	// OperatorNamespace is the operator's own namespace, whose evictions
 	// the webhook lets through: budgets there are reported NotEnforced.
 	OperatorNamespace string
+	// WebhookConfigName is the ValidatingWebhookConfiguration that
+	// registers the eviction webhook: budgets in namespaces its
+	// namespaceSelector does not reach are reported NotEnforced ("": no
+	// check, as in tests without a registered webhook).
+	WebhookConfigName string
 	// GoneNodes remembers the last labels of deleted nodes (nil: none).
 	GoneNodes *tombstone.Nodes
 	// Versions is the record of budget versions every status writer of the
@@ -76,6 +81,7 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 		Clock:             o.Clock,
 		RecordTimeout:     o.RecordTimeout,
 		OperatorNamespace: o.OperatorNamespace,
+		Scope:             &WebhookScope{Reader: mgr.GetClient(), ConfigName: o.WebhookConfigName},
 		GoneNodes:         o.GoneNodes,
 		Versions:          o.Versions,
 		Snapshots:         snapshots,

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -80,6 +81,9 @@ type BudgetReconciler struct {
 	// OperatorNamespace is the operator's own namespace: its budgets are
 	// reported NotEnforced.
 	OperatorNamespace string
+	// Scope, if not nil, tells the namespaces the registered webhook does
+	// not reach: their budgets are reported NotEnforced.
+	Scope *WebhookScope
 	// GoneNodes remembers the last labels of deleted nodes.
 	GoneNodes *tombstone.Nodes
 	// Versions is the record of budget versions shared by every status
@@ -153,6 +157,7 @@ func (s *recordSightings) forget(key types.NamespacedName) {
 // +kubebuilder:rbac:groups=policy.tdb.dev,resources=topologydisruptionbudgets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy.tdb.dev,resources=topologydisruptionbudgets/status,verbs=get;update
 // +kubebuilder:rbac:groups="",resources=pods;nodes;replicationcontrollers,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=deployments;replicasets;statefulsets;daemonsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=*,resources=*/scale,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -209,7 +214,11 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 
-	next := budget.StatusFor(&tdb, &res, now, r.notEnforced(&tdb))
+	notEnforced, err := r.notEnforced(ctx, &tdb)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	next := budget.StatusFor(&tdb, &res, now, notEnforced)
 	if equality.Semantic.DeepEqual(&tdb.Status, next) {
 		exportAllowances(&tdb)
 		r.Passes.ended(ctx, &tdb, fingerprint)
@@ -346,11 +355,11 @@ func (r *BudgetReconciler) confirmRecords(ctx context.Context, ns string, expire
 }
 
 // notEnforced says why the budget is not enforced, or "".
-func (r *BudgetReconciler) notEnforced(tdb *policyv1alpha1.TopologyDisruptionBudget) string {
+func (r *BudgetReconciler) notEnforced(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget) (string, error) {
 	if r.OperatorNamespace != "" && tdb.Namespace == r.OperatorNamespace {
-		return fmt.Sprintf("namespace %s is the operator's own: the eviction webhook lets its evictions through, so that draining the operator's node cannot deadlock; this budget is shown, not enforced. Move the workload to another namespace to protect it", tdb.Namespace)
+		return fmt.Sprintf("namespace %s is the operator's own: the eviction webhook lets its evictions through, so that draining the operator's node cannot deadlock; this budget is shown, not enforced. Move the workload to another namespace to protect it", tdb.Namespace), nil
 	}
-	return ""
+	return r.Scope.NotEnforced(ctx, tdb.Namespace)
 }
 
 // failClosed writes 0 allowed and a SyncFailed condition, keeping the records.
@@ -429,7 +438,57 @@ func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.Watches(w, handler.EnqueueRequestsFromMapFunc(r.budgetsForWorkload),
 			builder.WithPredicates(workloadChanged{}))
 	}
+	if r.Scope != nil && r.Scope.ConfigName != "" {
+		// Whether a budget is enforced follows the webhook's registration
+		// and its namespace's labels.
+		name := r.Scope.ConfigName
+		b = b.Watches(&admissionregistrationv1.ValidatingWebhookConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.allBudgets),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return isOurWebhookConfig(o, name) }))).
+			Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.budgetsInNamespace),
+				builder.WithPredicates(predicate.LabelChangedPredicate{}))
+	}
 	return b.Complete(r)
+}
+
+// isOurWebhookConfig says whether a ValidatingWebhookConfiguration may
+// register the eviction webhook (see WebhookScope.registered).
+func isOurWebhookConfig(o client.Object, name string) bool {
+	if o.GetName() == name {
+		return true
+	}
+	vwc, ok := o.(*admissionregistrationv1.ValidatingWebhookConfiguration)
+	if !ok {
+		return false
+	}
+	for _, w := range vwc.Webhooks {
+		if w.Name == WebhookName {
+			return true
+		}
+	}
+	return false
+}
+
+// allBudgets lists every budget.
+func (r *BudgetReconciler) allBudgets(ctx context.Context, _ client.Object) []reconcile.Request {
+	return r.budgetsIn(ctx, "")
+}
+
+// budgetsInNamespace lists the budgets of a namespace object.
+func (r *BudgetReconciler) budgetsInNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.budgetsIn(ctx, obj.GetName())
+}
+
+func (r *BudgetReconciler) budgetsIn(ctx context.Context, ns string) []reconcile.Request {
+	var l policyv1alpha1.TopologyDisruptionBudgetList
+	if err := r.Client.List(ctx, &l, client.InNamespace(ns)); err != nil {
+		log.FromContext(ctx).Error(err, "listing budgets after a webhook scope change")
+		return nil
+	}
+	out := make([]reconcile.Request, len(l.Items))
+	for i := range l.Items {
+		out[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&l.Items[i])}
+	}
+	return out
 }
 
 // budgetsForLabels lists the budgets of a namespace whose selector matches.

@@ -50,6 +50,7 @@ func run() error {
 	flag.IntVar(&w.Port, "port", 9443, "Port of the local webhook server.")
 	flag.StringVar(&w.CertDir, "cert-dir", "bin/local-webhook-certs", "Directory to write tls.crt, tls.key and ca.crt to.")
 	flag.StringVar(&w.OperatorNamespace, "operator-namespace", "tdb-system", "Namespace exempt from the webhook (the operator's own).")
+	flag.StringVar(&w.Scope, "scope", kwokenv.ScopeAll, "Which namespaces send their evictions to the webhook: all (every namespace but the operator's) or labelled (only namespaces labelled policy.tdb.dev/enforce=true).")
 	flag.BoolVar(&remove, "remove", false, "Remove the local webhook registration instead of creating it.")
 	flag.Parse()
 

@@ -398,6 +398,25 @@ var _ = Describe("config/default", Ordered, func() {
 		}
 	})
 
+	It("with the labelled-scope overlay, whose webhook decides only namespaces labelled policy.tdb.dev/enforce=true", func(ctx SpecContext) {
+		objs := objectsOf(build("scope-labelled"))
+		var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+		typed(objs, "ValidatingWebhookConfiguration", webhookConfig, &vwc)
+		Expect(vwc.Webhooks).To(HaveLen(1))
+		sel := vwc.Webhooks[0].NamespaceSelector
+		Expect(sel).NotTo(BeNil())
+		Expect(sel.MatchLabels).To(Equal(map[string]string{"policy.tdb.dev/enforce": "true"}))
+		Expect(sel.MatchExpressions).To(ConsistOf(metav1.LabelSelectorRequirement{
+			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{namespace}}),
+			"the operator's own namespace stays exempt")
+		// Everything else is config/default's.
+		def := objectsOf(build("default"))
+		Expect(objs).To(HaveLen(len(def)))
+		refused, warnings := dryRunEach(ctx, objs)
+		Expect(refused).To(BeEmpty())
+		Expect(warnings).To(BeEmpty())
+	})
+
 	It("is installed by make deploy: CRD Established, RBAC in place, two replicas on two nodes, the operator's own budget", func(ctx SpecContext) {
 		out := makeTarget(ctx, "deploy", "IMG="+testImage)
 		GinkgoWriter.Printf("make deploy:\n%s\n", out)

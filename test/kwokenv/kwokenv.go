@@ -130,6 +130,9 @@ type OperatorOptions struct {
 	LogPath string
 	// Args are extra manager flags.
 	Args []string
+	// WebhookScope is the registration's scope: ScopeAll (default) or
+	// ScopeLabelled.
+	WebhookScope string
 }
 
 // BuildManager builds the manager binary into bin/manager.
@@ -177,7 +180,7 @@ func StartOperator(c *Cluster, o OperatorOptions) (*Operator, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	err = InstallLocalWebhook(ctx, cfg, LocalWebhook{Host: "127.0.0.1", Port: o.WebhookPort, CertDir: certDir, OperatorNamespace: "tdb-system"})
+	err = InstallLocalWebhook(ctx, cfg, LocalWebhook{Host: "127.0.0.1", Port: o.WebhookPort, CertDir: certDir, OperatorNamespace: "tdb-system", Scope: o.WebhookScope})
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("registering the local webhook: %w", err)
@@ -198,6 +201,7 @@ func StartOperator(c *Cluster, o OperatorOptions) (*Operator, error) {
 	args := append([]string{
 		// The certificate is InstallLocalWebhook's, registered with a URL.
 		"--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", o.WebhookPort), "--webhook-cert-dir=" + certDir, "--cert-rotation=false",
+		"--webhook-config-name=" + LocalRegistration,
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", o.MetricsPort),
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", o.ProbePort),
 	}, o.Args...)

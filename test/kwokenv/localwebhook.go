@@ -48,8 +48,17 @@ import (
 // CRDs are installed, a CA and serving certificate written, and the webhook
 // registered by URL (make run-local, the demo, the e2e and bench clusters).
 
-// localRegistration is the ValidatingWebhookConfiguration of a local run.
-const localRegistration = "tdb-operator-local"
+// LocalRegistration is the ValidatingWebhookConfiguration of a local run
+// (the manager's --webhook-config-name).
+const LocalRegistration = "tdb-operator-local"
+
+// Webhook scopes: which namespaces send their evictions to the webhook.
+const (
+	// ScopeAll: every namespace but the operator's (the default).
+	ScopeAll = "all"
+	// ScopeLabelled: only namespaces labelled policy.tdb.dev/enforce=true.
+	ScopeLabelled = "labelled"
+)
 
 // LocalWebhook says where a local process serves the webhook.
 type LocalWebhook struct {
@@ -62,6 +71,8 @@ type LocalWebhook struct {
 	CertDir string
 	// OperatorNamespace is exempt from the webhook.
 	OperatorNamespace string
+	// Scope is ScopeAll ("" too) or ScopeLabelled.
+	Scope string
 }
 
 // InstallLocalWebhook installs the CRDs of config/crd/bases, writes a fresh
@@ -79,7 +90,10 @@ func InstallLocalWebhook(ctx context.Context, cfg *rest.Config, w LocalWebhook) 
 	if err != nil {
 		return err
 	}
-	return register(ctx, c, w.Host, w.Port, w.OperatorNamespace, caPEM)
+	if w.Scope != "" && w.Scope != ScopeAll && w.Scope != ScopeLabelled {
+		return fmt.Errorf("unknown webhook scope %q: use %s or %s", w.Scope, ScopeAll, ScopeLabelled)
+	}
+	return register(ctx, c, w, caPEM)
 }
 
 // RemoveLocalWebhook removes the local webhook registration: evictions stop
@@ -89,7 +103,7 @@ func RemoveLocalWebhook(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: localRegistration}}
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: LocalRegistration}}
 	if err := client.IgnoreNotFound(c.Delete(ctx, vwc)); err != nil {
 		return fmt.Errorf("removing the webhook registration: %w", err)
 	}
@@ -146,7 +160,8 @@ func installCRDs(ctx context.Context, c client.Client) error {
 
 // register creates or updates the local webhook registration from
 // config/webhook/manifests.yaml, pointed at the local server.
-func register(ctx context.Context, c client.Client, host string, port int, operatorNS string, caPEM []byte) error {
+func register(ctx context.Context, c client.Client, lw LocalWebhook, caPEM []byte) error {
+	host, port, operatorNS := lw.Host, lw.Port, lw.OperatorNamespace
 	raw, err := os.ReadFile(filepath.Join(Root(), "config", "webhook", "manifests.yaml"))
 	if err != nil {
 		return err
@@ -155,7 +170,7 @@ func register(ctx context.Context, c client.Client, host string, port int, opera
 	if err := yaml.Unmarshal(raw, &vwc); err != nil {
 		return fmt.Errorf("parsing the webhook configuration: %w", err)
 	}
-	vwc.Name = localRegistration
+	vwc.Name = LocalRegistration
 	for i := range vwc.Webhooks {
 		w := &vwc.Webhooks[i]
 		url := fmt.Sprintf("https://%s%s", net.JoinHostPort(host, fmt.Sprint(port)), *w.ClientConfig.Service.Path)
@@ -163,6 +178,9 @@ func register(ctx context.Context, c client.Client, host string, port int, opera
 		w.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{operatorNS},
 		}}}
+		if lw.Scope == ScopeLabelled {
+			w.NamespaceSelector.MatchLabels = map[string]string{"policy.tdb.dev/enforce": "true"}
+		}
 	}
 	return upsert(ctx, c, &vwc, func(existing client.Object) {
 		existing.(*admissionregistrationv1.ValidatingWebhookConfiguration).Webhooks = vwc.Webhooks

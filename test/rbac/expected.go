@@ -25,6 +25,9 @@ var Expected = []Row{
 	// The status controller: coverage, domains and expected pods.
 	{Kind: "ClusterRole", Group: "", Resource: "nodes", Verbs: "get,list,watch"},
 	{Kind: "ClusterRole", Group: "", Resource: "replicationcontrollers", Verbs: "get,list,watch"},
+	// The status controller: whether the registered webhook's
+	// namespaceSelector reaches a budget's namespace (NotEnforced otherwise).
+	{Kind: "ClusterRole", Group: "", Resource: "namespaces", Verbs: "get,list,watch"},
 	{Kind: "ClusterRole", Group: "apps", Resource: "daemonsets", Verbs: "get,list,watch"},
 	{Kind: "ClusterRole", Group: "apps", Resource: "deployments", Verbs: "get,list,watch"},
 	{Kind: "ClusterRole", Group: "apps", Resource: "replicasets", Verbs: "get,list,watch"},
