@@ -12,6 +12,9 @@ KUSTOMIZE_VERSION ?= v5.8.2
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
+# helm is pinned by its build module, hack/tools/helm (go.mod's require line).
+HELM_VERSION := $(shell sed -n 's|^require helm.sh/helm/v3 ||p' hack/tools/helm/go.mod)
+HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 
 # hack/bundlegen, the OLM bundle generator, is a Go module of its own (its
 # tests need kustomize; the operator's do not): `./...` at the root does not
@@ -53,7 +56,7 @@ vet: ## go vet every package, integration ones and the hack/bundlegen module inc
 	go -C $(BUNDLEGEN_DIR) vet ./...
 	go vet -tags integration ./test/...
 	go vet -tags perf,integration ./test/perf/...
-	go vet -tags e2e ./test/e2e/ ./test/install/
+	go vet -tags e2e ./test/e2e/ ./test/install/ ./test/helm/
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (pinned) on the operator's module and on the hack/bundlegen module.
@@ -61,15 +64,16 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint (pinned) on the operator's module an
 	cd $(BUNDLEGEN_DIR) && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
 
 .PHONY: verify
-verify: generate manifests $(KUSTOMIZE) bundlegen lint ## Fail when generated files (deepcopy, CRD, RBAC, the OLM bundle) or formatting are stale, or golangci-lint (duplicate detection included) finds anything.
+verify: generate manifests $(KUSTOMIZE) bundlegen helmgen lint ## Fail when generated files (deepcopy, CRD, RBAC, the OLM bundle, the Helm chart) or formatting are stale, or golangci-lint (duplicate detection included) finds anything.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "not gofmt-clean:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(verify_bundle)
-	@git diff --exit-code -- api config $(BUNDLE_FILES) || { echo "generated files are stale: run 'make generate manifests bundle' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- api config $(BUNDLE_FILES))" || { echo "untracked generated files:"; git status --porcelain -- api config $(BUNDLE_FILES); exit 1; }
+	$(verify_chart)
+	@git diff --exit-code -- api config $(BUNDLE_FILES) $(CHART_DIR) || { echo "generated files are stale: run 'make generate manifests bundle chart' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config $(BUNDLE_FILES) $(CHART_DIR))" || { echo "untracked generated files:"; git status --porcelain -- api config $(BUNDLE_FILES) $(CHART_DIR); exit 1; }
 
 ##@ Test
 .PHONY: test
-test: verify vet test-unit test-bundlegen test-integration test-install test-e2e test-e2e-scope test-e2e-karpenter ## The whole suite: unit (with a short fuzz run), the bundle generator's tests, integration (envtest), install (kustomize on a local kwok cluster), e2e (local kwok cluster: the main suite and the webhook scope) and e2e with the real Karpenter.
+test: verify vet test-unit test-bundlegen test-chart test-integration test-install test-helm-install test-e2e test-e2e-scope test-e2e-karpenter ## The whole suite: unit (with a short fuzz run), the bundle generator's tests, the Helm chart's (lint, templates against config/), integration (envtest), install (kustomize, then Helm, on local kwok clusters), e2e (local kwok clusters: the main suite and the webhook scope) and e2e with the real Karpenter.
 
 .PHONY: test-unit
 test-unit: ## Pure unit tests of the operator's module (no kustomize, no cluster), plus a short run of the budget fuzzer.
@@ -79,6 +83,10 @@ test-unit: ## Pure unit tests of the operator's module (no kustomize, no cluster
 .PHONY: test-bundlegen
 test-bundlegen: $(KUSTOMIZE) ## Tests of the hack/bundlegen module: the generator, and the committed bundle checked against OLM's rules and against config/default rendered with the pinned kustomize.
 	KUSTOMIZE=$(KUSTOMIZE) go -C $(BUNDLEGEN_DIR) test $(GO_TEST_FLAGS) ./...
+
+.PHONY: test-chart
+test-chart: $(KUSTOMIZE) $(HELM) ## The Helm chart (dist/chart) under the pinned helm: helm lint, and helm template with several value sets compared object by object with config/ rendered by the pinned kustomize.
+	HELM=$(HELM) KUSTOMIZE=$(KUSTOMIZE) go -C $(BUNDLEGEN_DIR) test $(GO_TEST_FLAGS) ./chart/
 
 .PHONY: test-integration
 test-integration: k8s-binaries ## envtest suites against a real kube-apiserver and etcd.
@@ -100,6 +108,10 @@ test-e2e-karpenter: cluster-binaries karpenter-binaries ## The real Karpenter (k
 .PHONY: test-install
 test-install: cluster-binaries $(KUSTOMIZE) ## Install test on a fresh local kwok cluster (tdb-install, API server port 16443): config/default and the overlays accepted object by object by a server-side dry run, then applied, then removed.
 	KUSTOMIZE=$(KUSTOMIZE) go test -v -tags e2e -count=1 -timeout 15m ./test/install/ -ginkgo.v
+
+.PHONY: test-helm-install
+test-helm-install: cluster-binaries $(HELM) ## Helm install test on a fresh local kwok cluster (tdb-helm, API server port 16543): helm install, the manager run with the installed ServiceAccount's rights, helm upgrade (the certificate Secret kept), helm uninstall.
+	HELM=$(HELM) go test -v -tags e2e -count=1 -timeout 15m ./test/helm/ -ginkgo.v
 
 .PHONY: bench
 bench: ## Benchmarks of the budget engine.
@@ -196,6 +208,45 @@ bundle: manifests $(KUSTOMIZE) bundlegen ## Generate the OLM bundle (bundle/, bu
 verify-bundle: $(KUSTOMIZE) bundlegen ## Fail when bundle/ differs from what `make bundle` generates for the committed VERSION.
 	$(verify_bundle)
 
+##@ Helm chart
+# dist/chart is generated from config/default, config/certmanager and (when
+# it exists) config/prometheus by hack/bundlegen/cmd/helmgen, for the
+# committed bundle/VERSION and the default image repository; `make verify`
+# regenerates it into a temporary directory and fails on a difference.
+CHART_DIR := dist/chart
+HELMGEN := $(LOCALBIN)/helmgen
+# render_chart OUT: the chart for the committed VERSION into OUT.
+define render_chart
+tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	$(KUSTOMIZE) build config/default >"$$tmp/default.yaml" && \
+	$(KUSTOMIZE) build config/certmanager >"$$tmp/certmanager.yaml" && \
+	prom=""; if [ -f config/prometheus/kustomization.yaml ]; then \
+		$(KUSTOMIZE) build config/prometheus >"$$tmp/prometheus.yaml" && prom="$$tmp/prometheus.yaml"; fi && \
+	$(HELMGEN) -version $(VERIFY_BUNDLE_VERSION) -image-repository $(call makefile_default,IMAGE_TAG_BASE) \
+		-default "$$tmp/default.yaml" -certmanager "$$tmp/certmanager.yaml" -prometheus "$$prom" -out $(1)
+endef
+
+define verify_chart
+@out="$$(mktemp -d)"; trap 'rm -rf "$$out"' EXIT; \
+	( $(call render_chart,"$$out/chart") ) && diff -ru $(CHART_DIR) "$$out/chart" \
+	|| { echo "the Helm chart is stale: run 'make chart' and commit"; exit 1; }
+endef
+
+.PHONY: helmgen
+helmgen: ## Build the Helm chart generator (hack/bundlegen/cmd/helmgen) into bin/helmgen.
+	go -C $(BUNDLEGEN_DIR) build -o $(HELMGEN) ./cmd/helmgen
+
+.PHONY: chart
+chart: manifests $(KUSTOMIZE) helmgen ## Generate the Helm chart (dist/chart) from config/ for the committed bundle/VERSION.
+	@$(call render_chart,$(CHART_DIR))
+
+.PHONY: verify-chart
+verify-chart: $(KUSTOMIZE) helmgen ## Fail when dist/chart differs from what `make chart` generates.
+	$(verify_chart)
+
+.PHONY: helm-binary
+helm-binary: $(HELM) ## Build the pinned helm (hack/tools/helm) into bin/.
+
 .PHONY: bundle-build
 bundle-build: ## Build the bundle image BUNDLE_IMG with $(CONTAINER_TOOL).
 	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
@@ -246,6 +297,19 @@ $(KUSTOMIZE):
 $(CONTROLLER_GEN):
 	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(LOCALBIN)/controller-gen $@
+
+# helm's version variables, as its release builds set them: its own, and the
+# Kubernetes version `helm template` and `helm lint` assume (that of the
+# client-go it is built with; without it, v1.20 and the chart's kubeVersion
+# refuses it).
+$(HELM): hack/tools/helm/go.mod hack/tools/helm/go.sum
+	cd hack/tools/helm && kube_minor="$$(GOWORK=off go list -mod=readonly -m -f '{{.Version}}' k8s.io/client-go | cut -d. -f2)" && \
+		GOWORK=off CGO_ENABLED=0 go build -mod=readonly -trimpath -buildvcs=false -ldflags "-s -w \
+		-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) -X helm.sh/helm/v3/internal/version.gitTreeState=clean \
+		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$$kube_minor \
+		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$$kube_minor" \
+		-o $@.tmp helm.sh/helm/v3/cmd/helm
+	mv $@.tmp $@
 
 $(GOLANGCI_LINT):
 	GOBIN=$(LOCALBIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)

@@ -1,0 +1,313 @@
+//go:build e2e
+
+/*
+Copyright 2026 The tdb-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package helm_test installs tdb-operator with the real helm (HELM, built by
+// `make helm-binary`) from the committed chart, dist/chart, on a fresh local
+// kwok cluster (tdb-helm, API server on port 16543, so it runs next to the
+// install suite's tdb-install on 16443): helm install under another name and
+// namespace (fullnameOverride), the real manager run as a local process with
+// the installed ServiceAccount's rights and the installed Deployment's flags
+// (no container runs on kwok), helm upgrade (the certificate Secret and the
+// CA bundle the operator wrote are kept), helm uninstall.
+//
+// Run: make test-helm-install. TDB_HELM_KEEP_CLUSTER=1 leaves the cluster up.
+package helm_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tdb-operator/tdb-operator/test/kwokenv"
+)
+
+const (
+	clusterName   = "tdb-helm"
+	apiServerPort = 16543
+	release       = "ops"
+	namespace     = "tdb-ops"
+	// fullname is the chart's fullnameOverride here: every name must follow it.
+	fullname  = "acme"
+	testImage = "example.invalid/tdb-operator:v0.0.0-test"
+)
+
+var (
+	cluster *kwokenv.Cluster
+	k8s     client.Client
+	helm    string
+)
+
+func TestHelmInstall(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "tdb-operator Helm chart (helm install/upgrade/uninstall on a kwok cluster)")
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	helm = os.Getenv("HELM")
+	Expect(helm).NotTo(BeEmpty(), "HELM must name the pinned helm: run `make test-helm-install`")
+	Expect(helm).To(BeAnExistingFile())
+
+	By(fmt.Sprintf("bringing up a fresh cluster %s (2 zones x 1 node, API server on port %d)", clusterName, apiServerPort))
+	Expect((&kwokenv.Cluster{Name: clusterName}).DownIfExists()).To(Succeed())
+	var err error
+	cluster, err = kwokenv.Up(clusterName, fmt.Sprintf("KUBE_APISERVER_PORT=%d", apiServerPort), "ZONES=2", "NODES_PER_ZONE=1")
+	Expect(err).NotTo(HaveOccurred())
+	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	scheme := runtime.NewScheme()
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	SetDefaultEventuallyTimeout(90 * time.Second)
+	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+}, NodeTimeout(10*time.Minute))
+
+var _ = AfterSuite(func(ctx SpecContext) {
+	if cluster == nil {
+		return
+	}
+	if os.Getenv("TDB_HELM_KEEP_CLUSTER") != "" {
+		GinkgoWriter.Printf("keeping cluster %s: KUBECONFIG=%s\n", clusterName, cluster.Kubeconfig)
+		return
+	}
+	Expect(cluster.Down()).To(Succeed())
+}, NodeTimeout(5*time.Minute))
+
+// helmRun runs the pinned helm against the cluster and returns its output.
+func helmRun(ctx context.Context, args ...string) string {
+	cmd := exec.CommandContext(ctx, helm, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig, "HELM_CACHE_HOME="+GinkgoT().TempDir(),
+		"HELM_CONFIG_HOME="+GinkgoT().TempDir(), "HELM_DATA_HOME="+GinkgoT().TempDir())
+	out, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "helm %v:\n%s", args, out)
+	return string(out)
+}
+
+func chartValues() []string {
+	repo, tag, _ := strings.Cut(testImage, ":v")
+	return []string{"--set", "fullnameOverride=" + fullname, "--set", "image.repository=" + repo, "--set", "image.tag=v" + tag}
+}
+
+var _ = Describe("the Helm chart", Ordered, func() {
+	var (
+		secretKey  = client.ObjectKey{Namespace: namespace, Name: fullname + "-webhook-server-cert"}
+		webhookKey = client.ObjectKey{Name: fullname + "-validating-webhook-configuration"}
+	)
+
+	It("is installed by helm install under its fullname, and prints how to check it works", func(ctx SpecContext) {
+		out := helmRun(ctx, append([]string{"install", release, filepath.Join(kwokenv.Root(), "dist", "chart"),
+			"--namespace", namespace, "--create-namespace", "--wait", "--timeout", "3m"}, chartValues()...)...)
+		Expect(out).To(ContainSubstring("kubectl get tdb -A"))
+		Expect(out).To(ContainSubstring("--dry-run=server"))
+		Expect(out).To(ContainSubstring("rollout status deploy/" + fullname + "-operator"))
+
+		var dep appsv1.Deployment
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: fullname + "-operator"}, &dep)).To(Succeed())
+		Expect(dep.Status.ReadyReplicas).To(BeEquivalentTo(2))
+		Expect(dep.Spec.Template.Spec.Containers[0].Image).To(Equal(testImage))
+		var secret corev1.Secret
+		Expect(k8s.Get(ctx, secretKey, &secret)).To(Succeed())
+		Expect(secret.Data).To(BeEmpty())
+		var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+		Expect(k8s.Get(ctx, webhookKey, &vwc)).To(Succeed())
+		Expect(vwc.Webhooks[0].ClientConfig.Service.Name).To(Equal(fullname + "-webhook-service"))
+		Expect(vwc.Webhooks[0].ClientConfig.Service.Namespace).To(Equal(namespace))
+		Expect(vwc.Webhooks[0].NamespaceSelector.MatchExpressions[0].Values).To(Equal([]string{namespace}))
+	})
+
+	It("runs the real manager with the installed flags and no more rights than the installed ServiceAccount's: it fills the Secret, injects the CA, leads and becomes Ready", func(ctx SpecContext) {
+		var dep appsv1.Deployment
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: fullname + "-operator"}, &dep)).To(Succeed())
+		mgr := startManager("system:serviceaccount:"+namespace+":"+dep.Spec.Template.Spec.ServiceAccountName,
+			dep.Spec.Template.Spec.Containers[0].Args)
+		DeferCleanup(mgr.stop)
+		Eventually(mgr.ready, "60s").Should(Succeed(), "see %s", mgr.logPath)
+
+		var secret corev1.Secret
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, secretKey, &secret)).To(Succeed())
+			g.Expect(secret.Data).To(HaveKey("tls.key"))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+			g.Expect(k8s.Get(ctx, webhookKey, &vwc)).To(Succeed())
+			g.Expect(vwc.Webhooks[0].ClientConfig.CABundle).To(Equal(secret.Data["ca.crt"]))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			var lease coordinationv1.Lease
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "tdb-operator.policy.tdb.dev"}, &lease)).To(Succeed())
+			g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
+		}).Should(Succeed())
+		log, err := os.ReadFile(mgr.logPath)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(log)).NotTo(ContainSubstring("forbidden"), "the manager was refused something the chart's RBAC should grant; see %s", mgr.logPath)
+	})
+
+	It("keeps the certificate Secret and the CA bundle the operator wrote across helm upgrade", func(ctx SpecContext) {
+		var before corev1.Secret
+		Expect(k8s.Get(ctx, secretKey, &before)).To(Succeed())
+		Expect(before.Data).To(HaveKey("tls.crt"))
+		var vwcBefore admissionregistrationv1.ValidatingWebhookConfiguration
+		Expect(k8s.Get(ctx, webhookKey, &vwcBefore)).To(Succeed())
+
+		helmRun(ctx, append([]string{"upgrade", release, filepath.Join(kwokenv.Root(), "dist", "chart"),
+			"--namespace", namespace, "--wait", "--timeout", "3m", "--set", "replicas=3", "--set", "podAnnotations.upgraded=yes"}, chartValues()...)...)
+
+		var dep appsv1.Deployment
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: fullname + "-operator"}, &dep)).To(Succeed())
+		Expect(dep.Spec.Replicas).To(HaveValue(BeEquivalentTo(3)), "the upgrade did not apply")
+		Expect(dep.Spec.Template.Annotations).To(HaveKeyWithValue("upgraded", "yes"))
+		var after corev1.Secret
+		Expect(k8s.Get(ctx, secretKey, &after)).To(Succeed())
+		Expect(after.Data).To(Equal(before.Data), "helm upgrade changed the certificate Secret")
+		var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+		Expect(k8s.Get(ctx, webhookKey, &vwc)).To(Succeed())
+		Expect(vwc.Webhooks[0].ClientConfig.CABundle).To(Equal(vwcBefore.Webhooks[0].ClientConfig.CABundle), "helm upgrade wiped the CA bundle")
+	})
+
+	It("is removed by helm uninstall, the webhook configuration included; the CRD stays (Helm never deletes crds/)", func(ctx SpecContext) {
+		helmRun(ctx, "uninstall", release, "--namespace", namespace, "--wait", "--timeout", "3m")
+		for _, obj := range []client.Object{
+			&admissionregistrationv1.ValidatingWebhookConfiguration{}, &appsv1.Deployment{}, &corev1.Secret{}, &corev1.ServiceAccount{},
+		} {
+			key := client.ObjectKey{Namespace: namespace, Name: fullname + "-operator"}
+			switch obj.(type) {
+			case *admissionregistrationv1.ValidatingWebhookConfiguration:
+				key = webhookKey
+			case *corev1.Secret:
+				key = secretKey
+			}
+			Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, key, obj)) }).Should(BeTrue(), "%T %s is still there", obj, key)
+		}
+		out, _, err := kubectl(ctx, "get", "crd", "topologydisruptionbudgets.policy.tdb.dev", "-o", "name")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("topologydisruptionbudgets.policy.tdb.dev"))
+	})
+})
+
+func kubectl(ctx context.Context, args ...string) (stdout, stderr string, err error) {
+	cmd := cluster.Kubectl(ctx, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// manager is the manager binary run as a local process, impersonating the
+// installed ServiceAccount.
+type manager struct {
+	cmd     *exec.Cmd
+	done    chan struct{}
+	readyz  string
+	logPath string
+}
+
+// startManager runs the manager with the installed Deployment's flags, but
+// listening on free loopback ports and with a local certificate directory.
+func startManager(user string, installed []string) *manager {
+	bin, err := kwokenv.BuildManager()
+	Expect(err).NotTo(HaveOccurred())
+	dir := GinkgoT().TempDir()
+	kubeconfig, err := clientcmd.LoadFromFile(cluster.Kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	for _, a := range kubeconfig.AuthInfos {
+		a.Impersonate = user
+		a.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}
+	}
+	impersonating := filepath.Join(dir, "kubeconfig")
+	Expect(clientcmd.WriteToFile(*kubeconfig, impersonating)).To(Succeed())
+
+	local := map[string]string{
+		"--webhook-port": fmt.Sprint(freePort()), "--health-probe-bind-address": fmt.Sprintf("127.0.0.1:%d", freePort()),
+		"--metrics-bind-address": fmt.Sprintf("127.0.0.1:%d", freePort()), "--webhook-cert-dir": filepath.Join(dir, "certs"),
+	}
+	// Out of a cluster, the manager needs to be told the Lease's namespace.
+	args := []string{"--webhook-host=127.0.0.1", "--leader-election-namespace=" + namespace}
+	for _, a := range installed {
+		name, _, _ := strings.Cut(a, "=")
+		if v, ok := local[name]; ok {
+			a = name + "=" + v
+		}
+		args = append(args, a)
+	}
+	m := &manager{done: make(chan struct{}), logPath: filepath.Join(kwokenv.Root(), "bin", "cluster", "operator-"+clusterName+".log")}
+	m.readyz = "http://" + local["--health-probe-bind-address"] + "/readyz"
+	logf, err := os.Create(m.logPath)
+	Expect(err).NotTo(HaveOccurred())
+	m.cmd = exec.Command(bin, args...)
+	m.cmd.Env = append(os.Environ(), "KUBECONFIG="+impersonating, "POD_NAMESPACE="+namespace)
+	m.cmd.Stdout, m.cmd.Stderr = logf, logf
+	Expect(m.cmd.Start()).To(Succeed())
+	go func() { _ = m.cmd.Wait(); _ = logf.Close(); close(m.done) }()
+	return m
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func (m *manager) ready() error {
+	select {
+	case <-m.done:
+		return fmt.Errorf("the manager exited; see %s", m.logPath)
+	default:
+	}
+	resp, err := http.Get(m.readyz) //nolint:noctx // a local probe
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("readyz: %s", resp.Status)
+	}
+	return nil
+}
+
+func (m *manager) stop() {
+	_ = m.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-m.done:
+	case <-time.After(30 * time.Second):
+		_ = m.cmd.Process.Kill()
+		<-m.done
+	}
+}
