@@ -56,7 +56,7 @@ vet: ## go vet every package, integration ones and the hack/bundlegen module inc
 	go -C $(BUNDLEGEN_DIR) vet ./...
 	go vet -tags integration ./test/...
 	go vet -tags perf,integration ./test/perf/...
-	go vet -tags e2e ./test/e2e/ ./test/install/ ./test/helm/
+	go vet -tags e2e ./test/e2e/... ./test/install/ ./test/helm/
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (pinned) on the operator's module and on the hack/bundlegen module.
@@ -73,7 +73,7 @@ verify: generate manifests $(KUSTOMIZE) bundlegen helmgen lint ## Fail when gene
 
 ##@ Test
 .PHONY: test
-test: verify vet test-unit test-bundlegen test-chart test-integration test-install test-helm-install test-e2e test-e2e-scope test-e2e-karpenter ## The whole suite: unit (with a short fuzz run), the bundle generator's tests, the Helm chart's (lint, templates against config/), integration (envtest), install (kustomize, then Helm, on local kwok clusters), e2e (local kwok clusters: the main suite and the webhook scope) and e2e with the real Karpenter.
+test: verify vet test-unit test-bundlegen test-chart test-integration test-install test-helm-install test-e2e test-e2e-plugin test-e2e-scope test-e2e-karpenter ## The whole suite: unit (with a short fuzz run), the bundle generator's tests, the Helm chart's (lint, templates against config/), integration (envtest), install (kustomize, then Helm, on local kwok clusters), e2e (local kwok clusters: the main suite, kubectl-tdb and the webhook scope) and e2e with the real Karpenter.
 
 .PHONY: test-unit
 test-unit: ## Pure unit tests of the operator's module (no kustomize, no cluster), plus a short run of the budget fuzzer.
@@ -96,6 +96,10 @@ test-integration: k8s-binaries ## envtest suites against a real kube-apiserver a
 .PHONY: test-e2e
 test-e2e: cluster-binaries ## End-to-end suite on a fresh local kwok cluster (tdb-e2e, real control plane, concurrent kubectl drains, ports 19443/18080/18081); about 15 minutes.
 	go test -tags e2e -count=1 -timeout 40m ./test/e2e/ -ginkgo.v
+
+.PHONY: test-e2e-plugin
+test-e2e-plugin: cluster-binaries ## kubectl-tdb end to end on a fresh local kwok cluster (tdb-plugin, ports 19843/18680/18681): can-drain/why against server-side dry-run evictions and kubectl drain --dry-run=server, plan waves drained by real concurrent kubectl drains with no refusal, exit codes, status; about 3 minutes.
+	go test -v -tags e2e -count=1 -timeout 15m ./test/e2e/plugin/ -ginkgo.v
 
 .PHONY: test-e2e-scope
 test-e2e-scope: cluster-binaries ## The webhook's opt-in scope on a local kwok cluster (tdb-scope, ports 19943/18780/18781): a budget outside it reports NotEnforced; with the operator stopped, evictions outside it go on and a labelled namespace's are refused; with the default scope every namespace's are refused.
