@@ -291,9 +291,15 @@ func checkResult(t *testing.T, in Input, res Result) {
 		sumH += d.CurrentHealthy
 		sumA += d.DisruptionsAllowed
 	}
-	// (4) totals are the sums.
-	if sumE != res.ExpectedPods || sumH != res.CurrentHealthy || sumA != res.DisruptionsAllowed {
-		t.Errorf("totals %d/%d/%d, sums of domains %d/%d/%d", res.ExpectedPods, res.CurrentHealthy, res.DisruptionsAllowed, sumE, sumH, sumA)
+	// (4) totals are the sums; the allowance is what could be granted
+	// together, no more than the sum, and the sum without
+	// maxDisruptedDomains.
+	together := AllowedTogether(spec, res.Domains)
+	if spec.MaxDisruptedDomains == nil && together != sumA {
+		t.Errorf("without maxDisruptedDomains, allowed together %d, sum of domains %d", together, sumA)
+	}
+	if sumE != res.ExpectedPods || sumH != res.CurrentHealthy || together != res.DisruptionsAllowed || together > sumA {
+		t.Errorf("totals %d/%d/%d, sums of domains %d/%d/%d, together %d", res.ExpectedPods, res.CurrentHealthy, res.DisruptionsAllowed, sumE, sumH, sumA, together)
 	}
 	// Records kept are input records, sorted, unique, and none expired.
 	inRecs := map[string]policyv1alpha1.DisruptedPod{}

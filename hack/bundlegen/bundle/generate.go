@@ -64,6 +64,9 @@ const (
 	OLMAPICertVolume = "apiservice-cert"
 	certRotationFlag = "--cert-rotation"
 	certDirFlag      = "--webhook-cert-dir"
+	// webhookConfigFlag names the webhook configuration the operator reads
+	// for the webhook's scope (and, with the rotation, injects the CA into).
+	webhookConfigFlag = "--webhook-config-name"
 )
 
 // rotationOnlyFlags only mean something with --cert-rotation, and name
@@ -784,6 +787,10 @@ func ForOLM(spec map[string]any, image string) (map[string]any, error) {
 	if !hasCertDir {
 		args = append(args, certDirFlag+"="+OLMCertDir)
 	}
+	// Without rights on webhook configurations the operator cannot read the
+	// one OLM makes; an empty name turns its scope check off (OLM's
+	// AllNamespaces webhook reaches every namespace).
+	args = append(args, webhookConfigFlag+"=")
 	manager["args"] = args
 
 	// Volumes mounted where OLM mounts its certificate, or named like OLM's

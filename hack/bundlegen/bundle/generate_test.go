@@ -165,7 +165,7 @@ func TestGenerateFromFixture(t *testing.T) {
 	}
 	wantArgs := []string{
 		"--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8080",
-		"--webhook-port=9443", "--webhook-cert-dir=" + managerCertDir, "--cert-rotation=false",
+		"--webhook-port=9443", "--webhook-cert-dir=" + managerCertDir, "--cert-rotation=false", "--webhook-config-name=",
 	}
 	if diff := cmp.Diff(wantArgs, manager.Args); diff != "" {
 		t.Errorf("manager args under OLM (-want +got):\n%s", diff)
@@ -370,13 +370,13 @@ func TestForOLM(t *testing.T) {
 			name: "rotation on, own cert volume",
 			in: spec([]string{"--leader-elect", "--cert-rotation=true", "--webhook-cert-dir=" + managerCertDir, "--webhook-secret-name=s", "--webhook-service-name=v", "--webhook-config-name=c"},
 				certMount, volumes),
-			want: spec([]string{"--leader-elect", "--webhook-cert-dir=" + managerCertDir, "--cert-rotation=false"},
+			want: spec([]string{"--leader-elect", "--webhook-cert-dir=" + managerCertDir, "--cert-rotation=false", "--webhook-config-name="},
 				`,"volumeMounts":[{"name":"cache","mountPath":"/cache"}]`, `"volumes":[{"name":"cache","emptyDir":{}}],`),
 		},
 		{
 			name: "no cert dir flag, no volumes",
 			in:   spec([]string{"--cert-rotation"}, "", ""),
-			want: spec([]string{"--cert-rotation=false", "--webhook-cert-dir=" + managerCertDir}, "", ""),
+			want: spec([]string{"--cert-rotation=false", "--webhook-cert-dir=" + managerCertDir, "--webhook-config-name="}, "", ""),
 		},
 		{
 			name: "pods managed by kustomize are managed by OLM",
@@ -386,7 +386,7 @@ func TestForOLM(t *testing.T) {
 				return m
 			}(),
 			want: func() map[string]any {
-				m := spec([]string{"--webhook-cert-dir=" + managerCertDir, "--cert-rotation=false"}, "", "")
+				m := spec([]string{"--webhook-cert-dir=" + managerCertDir, "--cert-rotation=false", "--webhook-config-name="}, "", "")
 				m["template"].(map[string]any)["metadata"].(map[string]any)["labels"].(map[string]any)[ManagedByLabel] = "olm"
 				return m
 			}(),
@@ -394,7 +394,7 @@ func TestForOLM(t *testing.T) {
 		{
 			name: "cert dir elsewhere moves to OLM's",
 			in:   spec([]string{"--webhook-cert-dir=/certs"}, "", ""),
-			want: spec([]string{"--webhook-cert-dir=" + managerCertDir, "--cert-rotation=false"}, "", ""),
+			want: spec([]string{"--webhook-cert-dir=" + managerCertDir, "--cert-rotation=false", "--webhook-config-name="}, "", ""),
 		},
 	}
 	for _, tc := range tests {

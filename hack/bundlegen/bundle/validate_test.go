@@ -283,7 +283,7 @@ func checkAgainstConfig(b Bundle, rendered []byte, crdSources []SourceFile, serv
 					wantArgs = append(wantArgs, a)
 				}
 			}
-			wantArgs = append(wantArgs, "--cert-rotation=false")
+			wantArgs = append(wantArgs, "--cert-rotation=false", "--webhook-config-name=")
 			c.Args = nil
 			var mounts []corev1.VolumeMount
 			dropped := map[string]bool{}
