@@ -73,12 +73,16 @@ verify: generate manifests $(KUSTOMIZE) bundlegen helmgen lint ## Fail when gene
 
 ##@ Test
 .PHONY: test
-test: verify vet test-unit test-bundlegen test-chart test-integration test-install test-helm-install test-e2e test-e2e-plugin test-e2e-scope test-e2e-karpenter ## The whole suite: unit (with a short fuzz run), the bundle generator's tests, the Helm chart's (lint, templates against config/), integration (envtest), install (kustomize, then Helm, on local kwok clusters), e2e (local kwok clusters: the main suite, kubectl-tdb and the webhook scope) and e2e with the real Karpenter.
+test: verify vet test-unit test-rules test-bundlegen test-chart test-integration test-install test-helm-install test-e2e test-e2e-plugin test-e2e-scope test-e2e-karpenter ## The whole suite: unit (with a short fuzz run), the alerts with promtool, the bundle generator's tests, the Helm chart's (lint, templates against config/), integration (envtest), install (kustomize, then Helm, on local kwok clusters), e2e (local kwok clusters: the main suite, kubectl-tdb and the webhook scope) and e2e with the real Karpenter.
 
 .PHONY: test-unit
 test-unit: ## Pure unit tests of the operator's module (no kustomize, no cluster), plus a short run of the budget fuzzer.
 	go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
 	go test -run='^$$' -fuzz=FuzzCompute -fuzztime=$(FUZZTIME) ./internal/budget/
+
+.PHONY: test-rules
+test-rules: promtool-binary ## The alerts of config/prometheus with the pinned promtool: `promtool check rules`, and `promtool test rules` on test/monitoring/rules_test.yaml (every alert fires, and stays quiet, on synthetic series).
+	PROMTOOL="$$(hack/build-promtool.sh 2>/dev/null | tail -1)" go test $(GO_TEST_FLAGS) -run '^TestRulesWithPromtool$$' -v ./test/monitoring/
 
 .PHONY: test-bundlegen
 test-bundlegen: $(KUSTOMIZE) ## Tests of the hack/bundlegen module: the generator, and the committed bundle checked against OLM's rules and against config/default rendered with the pinned kustomize.
@@ -124,6 +128,10 @@ bench: ## Benchmarks of the budget engine.
 .PHONY: k8s-binaries
 k8s-binaries: ## Build pinned kube-apiserver and etcd into bin/k8s (cached).
 	hack/build-k8s-binaries.sh kube-apiserver etcd >/dev/null
+
+.PHONY: promtool-binary
+promtool-binary: ## Build the pinned promtool (hack/tools/prometheus, Prometheus v3.16.0) into bin/ (cached; GOFLAGS=-p=1 on a small machine).
+	hack/build-promtool.sh >/dev/null
 
 ##@ Build
 # The manager build, shared by `make build` and the Dockerfile's build stage:

@@ -195,6 +195,13 @@ func run() error {
 			return err
 		}
 	}
+	if enableWebhook {
+		// Every replica reports when the certificate it serves expires,
+		// whoever put it in the directory.
+		if err := mgr.Add(&certs.ExpiryExporter{Dir: webhookCertDir}); err != nil {
+			return fmt.Errorf("adding the webhook certificate expiry exporter: %w", err)
+		}
+	}
 	// The webhook reads budgets, nodes, pods and PodDisruptionBudgets. A
 	// replica that is not the leader runs no controller that would start
 	// these informers, so they are started here: otherwise its first

@@ -114,5 +114,9 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the mirror controller: %w", err)
 	}
+	// Every replica exports the eviction webhook's failurePolicy.
+	if err := mgr.Add(&FailurePolicyExporter{Reader: mgr.GetClient(), ConfigName: o.WebhookConfigName}); err != nil {
+		return fmt.Errorf("setting up the webhook failurePolicy exporter: %w", err)
+	}
 	return nil
 }

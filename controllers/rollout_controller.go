@@ -111,6 +111,7 @@ func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Client.Get(ctx, req.NamespacedName, &cached); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.expect.forget(req.NamespacedName)
+			forgetRollout(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -122,12 +123,14 @@ func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	tdb := *r.Versions.Newest(&cached)
 	if tdb.Spec.Rollout == nil {
 		r.expect.forget(req.NamespacedName)
+		forgetRollout(req.Namespace, req.Name)
 		return ctrl.Result{}, r.clearRolloutStatus(ctx, &tdb)
 	}
 	if r.OperatorNamespace != "" && tdb.Namespace == r.OperatorNamespace {
 		// Every eviction there passes the webhook: evictions driven by
 		// this budget would be bounded by nothing.
 		r.expect.forget(req.NamespacedName)
+		forgetRollout(req.Namespace, req.Name)
 		return ctrl.Result{}, r.reportNotEnforced(ctx, &tdb)
 	}
 	if tdb.Status.ObservedGeneration != tdb.Generation {
@@ -177,6 +180,7 @@ func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	prev := tdb.Status.DeepCopy()
 	next := budget.RolloutStatusFor(&tdb, &plan, state.workloads, now)
 	if equality.Semantic.DeepEqual(prev.Rollout, next.Rollout) && equality.Semantic.DeepEqual(prev.Conditions, next.Conditions) {
+		exportRollout(&tdb)
 		return result, nil
 	}
 	if err := r.writeRolloutStatus(ctx, &tdb, next); err != nil {
@@ -184,6 +188,7 @@ func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	logger.V(1).Info("rollout status updated", "tdb", klog.KObj(&tdb), "currentDomain", next.Rollout.CurrentDomain,
 		"evicted", len(plan.Evict), "complete", plan.Complete)
+	exportRollout(&tdb)
 	r.emitRolloutEvents(&tdb, prev, &plan)
 	return result, nil
 }

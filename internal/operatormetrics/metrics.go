@@ -88,7 +88,83 @@ var MirrorWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Writes of the mirror controller: PodDisruptionBudgets created, updated or deleted, pods labelled with their domain, and mirrors' status cleared of replaced pods (operation: create, update, delete, label, status).",
 }, []string{"operation"})
 
+// Per-domain numbers of a budget's status, as the status controller last
+// computed them (status.domains[]).
+var (
+	DomainExpectedPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tdb_domain_expected_pods",
+		Help: "Pods a domain of a TopologyDisruptionBudget expects (status.domains[].expectedPods).",
+	}, []string{"namespace", "tdb", "domain"})
+	DomainCurrentHealthy = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tdb_domain_current_healthy",
+		Help: "Healthy pods of a domain of a TopologyDisruptionBudget (status.domains[].currentHealthy).",
+	}, []string{"namespace", "tdb", "domain"})
+	DomainDesiredHealthy = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tdb_domain_desired_healthy",
+		Help: "Healthy pods a domain of a TopologyDisruptionBudget must keep (status.domains[].desiredHealthy).",
+	}, []string{"namespace", "tdb", "domain"})
+)
+
+// BudgetCondition is 1 for the status and reason of a budget's
+// DisruptionAllowed condition as the status controller last wrote it: one
+// series per budget (reason SyncFailed or DomainError: the budget is not in
+// sync and refuses every eviction).
+var BudgetCondition = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "tdb_budget_condition",
+	Help: "1 for the current status and reason of a TopologyDisruptionBudget's condition (type DisruptionAllowed), as the status controller last wrote it.",
+}, []string{"namespace", "tdb", "type", "status", "reason"})
+
+// Rollout progress per domain (status.rollout.domains[]), as the rollout
+// controller last computed it; no series for a budget without spec.rollout.
+var (
+	RolloutDomainPhase = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tdb_rollout_domain_phase",
+		Help: "1 for the current rollout phase (Pending, Progressing, Paused, Stalled, Complete) of a domain of a TopologyDisruptionBudget with spec.rollout (status.rollout.domains[].phase).",
+	}, []string{"namespace", "tdb", "domain", "phase"})
+	RolloutDomainUpdatedPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tdb_rollout_domain_updated_pods",
+		Help: "Driven pods of a domain that run the update revision and are Ready (status.rollout.domains[].updatedPods).",
+	}, []string{"namespace", "tdb", "domain"})
+	RolloutDomainPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tdb_rollout_domain_pods",
+		Help: "Driven pods of a domain (status.rollout.domains[].totalPods).",
+	}, []string{"namespace", "tdb", "domain"})
+)
+
+// WebhookCertificateExpiry is the notAfter of the certificates in this
+// replica's webhook certificate directory, as Unix seconds: certificate
+// "serving" (tls.crt) and "ca" (ca.crt, when present).
+var WebhookCertificateExpiry = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "tdb_webhook_certificate_expiry_timestamp_seconds",
+	Help: "Unix time at which the eviction webhook's certificate expires (notAfter), as this replica reads it from its certificate directory: certificate serving (tls.crt) or ca (ca.crt).",
+}, []string{"certificate"})
+
+// The eviction webhook's failurePolicy, read from the operator's own
+// ValidatingWebhookConfiguration: the current one (policy "None" while the
+// configuration or its eviction webhook does not exist), and the one the
+// install declared in the configuration's annotation
+// policy.tdb.dev/installed-failure-policy (no series without it).
+var (
+	WebhookFailurePolicy = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tdb_webhook_failure_policy",
+		Help: "1 for the failurePolicy (Fail, Ignore; None: not registered) of the eviction webhook in the operator's ValidatingWebhookConfiguration now.",
+	}, []string{"policy"})
+	WebhookInstalledFailurePolicy = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tdb_webhook_installed_failure_policy",
+		Help: "1 for the failurePolicy the install declared in the annotation policy.tdb.dev/installed-failure-policy of the operator's ValidatingWebhookConfiguration; no series without the annotation.",
+	}, []string{"policy"})
+)
+
+// Collectors are the operator's own metrics, registered with the manager's
+// registry (controller-runtime's metrics.Registry) by this package.
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{DomainAllowed, StatusWrites, RolloutEvictions, DeletionCostPatches,
+		EvictionDecisions, EvictionDecisionSeconds, ChargesPerWrite, MirrorWrites, DomainBlockedSince,
+		DomainExpectedPods, DomainCurrentHealthy, DomainDesiredHealthy, BudgetCondition,
+		RolloutDomainPhase, RolloutDomainUpdatedPods, RolloutDomainPods,
+		WebhookCertificateExpiry, WebhookFailurePolicy, WebhookInstalledFailurePolicy}
+}
+
 func init() {
-	metrics.Registry.MustRegister(DomainAllowed, StatusWrites, RolloutEvictions, DeletionCostPatches,
-		EvictionDecisions, EvictionDecisionSeconds, ChargesPerWrite, MirrorWrites, DomainBlockedSince)
+	metrics.Registry.MustRegister(Collectors()...)
 }

@@ -239,7 +239,7 @@ func TestValueSets(t *testing.T) {
 			delete(o, "Issuer/tdb-selfsigned-issuer")
 			delete(o, "Certificate/tdb-serving-cert")
 			vwc := o["ValidatingWebhookConfiguration/tdb-validating-webhook-configuration"]
-			delete(vwc["metadata"].(map[string]any), "annotations")
+			vwc["metadata"].(map[string]any)["annotations"] = map[string]any{"policy.tdb.dev/installed-failure-policy": "Fail"}
 			webhookOf(o)["clientConfig"].(map[string]any)["caBundle"] = "Q0E="
 			vols, _ := nestedSlice(o["Deployment/tdb-operator"], "spec", "template", "spec", "volumes")
 			vols[0].(map[string]any)["secret"].(map[string]any)["secretName"] = "my-tls"
@@ -264,6 +264,7 @@ func TestValueSets(t *testing.T) {
 			"--set-json", `affinity={"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"k","operator":"Exists"}]}]}}}`},
 		want: mutate(t, func(o objects) {
 			webhookOf(o)["failurePolicy"] = "Ignore"
+			o["ValidatingWebhookConfiguration/tdb-validating-webhook-configuration"]["metadata"].(map[string]any)["annotations"] = map[string]any{"policy.tdb.dev/installed-failure-policy": "Ignore"}
 			dep := o["Deployment/tdb-operator"]
 			dep["spec"].(map[string]any)["replicas"] = float64(3)
 			pod, _ := nestedMap(dep, "spec", "template", "spec")

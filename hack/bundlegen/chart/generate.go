@@ -48,6 +48,9 @@ const (
 	managerContainer = "manager"
 	certRotationArg  = "--cert-rotation="
 	injectCAFrom     = "cert-manager.io/inject-ca-from"
+	// installedPolicyAnnotation records on the webhook configuration the
+	// failurePolicy the install set (config/webhook).
+	installedPolicyAnnotation = "policy.tdb.dev/installed-failure-policy"
 	// enforceLabel marks the namespaces the webhook reaches with
 	// webhook.scope=labelled.
 	enforceLabel = "policy.tdb.dev/enforce"
@@ -361,8 +364,12 @@ func (g *generator) template(o bundle.Object) (string, error) {
 	case "ValidatingWebhookConfiguration":
 		err = g.webhookConfiguration(w, obj)
 	case "NetworkPolicy":
-		spec, _ := obj["spec"].(map[string]any)
-		spec["ingress"] = w.blockValue(toYAMLValue(".Values.networkPolicy.ingress"))
+		// The webhook's: who may call it is a value. Monitoring's stays as
+		// config/prometheus writes it.
+		if strings.HasSuffix(o.Name, "allow-webhook-traffic") {
+			spec, _ := obj["spec"].(map[string]any)
+			spec["ingress"] = w.blockValue(toYAMLValue(".Values.networkPolicy.ingress"))
+		}
 	}
 	if err != nil {
 		return "", err
@@ -464,12 +471,20 @@ func (g *generator) deployment(w *templateWriter, obj map[string]any) error {
 // and the CA's source.
 func (g *generator) webhookConfiguration(w *templateWriter, obj map[string]any) error {
 	meta, _ := obj["metadata"].(map[string]any)
-	if _, ok := meta["annotations"]; ok {
-		return fmt.Errorf("config sets annotations the chart would replace")
+	ann, _ := meta["annotations"].(map[string]any)
+	for k := range ann {
+		if k != installedPolicyAnnotation {
+			return fmt.Errorf("config sets annotation %s, which the chart would replace", k)
+		}
 	}
+	if _, ok := ann[installedPolicyAnnotation]; !ok {
+		return fmt.Errorf("config does not record the installed failurePolicy (annotation %s)", installedPolicyAnnotation)
+	}
+	// The annotation records the failurePolicy the chart sets.
 	meta["annotations"] = w.blockValue(func(indent int, key string) string {
-		return fmt.Sprintf("%s{{- if eq .Values.certs.mode \"cert-manager\" }}\n%s\n%s  %s: %s\n%s{{- end }}",
-			pad(indent), keyLine(indent, key), pad(indent), injectCAFrom, g.substitute(g.injectCA), pad(indent))
+		return fmt.Sprintf("%s\n%s  %s: {{ .Values.webhook.failurePolicy }}\n%s{{- if eq .Values.certs.mode \"cert-manager\" }}\n%s  %s: %s\n%s{{- end }}",
+			keyLine(indent, key), pad(indent), installedPolicyAnnotation,
+			pad(indent), pad(indent), injectCAFrom, g.substitute(g.injectCA), pad(indent))
 	})
 	hooks, _ := obj["webhooks"].([]any)
 	if len(hooks) != 1 {

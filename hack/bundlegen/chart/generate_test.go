@@ -71,7 +71,7 @@ func TestGenerateRefusesWhatItCannotCarry(t *testing.T) {
 		wantErrContain string
 	}{
 		{name: "the overlay changes something else", cm: strings.Replace(string(cm), "replicas: 2", "replicas: 3", 1), wantErrContain: "does not know"},
-		{name: "the overlay injects no CA", cm: strings.Replace(string(cm), "  annotations:\n    cert-manager.io/inject-ca-from: tdb-system/tdb-serving-cert\n", "", 1), wantErrContain: "inject-ca-from"},
+		{name: "the overlay injects no CA", cm: strings.Replace(string(cm), "    cert-manager.io/inject-ca-from: tdb-system/tdb-serving-cert\n", "", 1), wantErrContain: "inject-ca-from"},
 		{name: "no rotation flag", def: strings.Replace(string(def), "--cert-rotation=true", "--other=true", 1),
 			cm: strings.Replace(string(cm), "--cert-rotation=false", "--other=false", 1), wantErrContain: "--cert-rotation"},
 		{name: "config places the pod itself", def: placed(def), cm: placed(cm), wantErrContain: "nodeSelector"},
