@@ -385,6 +385,10 @@ bench-eviction: k8s-binaries ## Measured run: eviction latency PDB vs TDB vs bot
 bench-drain: cluster-binaries ## Measured run on a local kwok cluster: concurrent kubectl drains of 24 pods in 3 zones under a PDB, a per-zone TDB, a zone-at-a-time TDB, no budget, and both TDBs again with mirrored PDBs (their PDB writes per eviction); fails if a budget is exceeded (BENCH_ARGS=-keep keeps the cluster).
 	go test -count=1 -tags perf -timeout 90m -v ./test/perf/drainbench -run TestDrainBench -args $(BENCH_ARGS)
 
+.PHONY: bench-candrain
+bench-candrain: cluster-binaries ## Measured run on a local kwok cluster (tdb-candrain: 1,000 nodes in 3 zones, 10,000 pods, a TDB or PDB per workload): wall time and API requests of kubectl tdb can-drain on 100 nodes; fails if the median is 2 s or more or a run makes more than 150 requests (NODES, PODS, DRAIN_NODES, RUNS, OUT, KEEP=1).
+	go test -count=1 -tags perf -timeout 90m -v ./test/perf/candrain -run TestCanDrainBench
+
 .PHONY: bench-rollout
 bench-rollout: cluster-binaries ## Measured run on a local kwok cluster: update of a 24-pod, 3-zone StatefulSet by the built-in RollingUpdate vs the operator's AllDomains and DomainByDomain (2 per zone); wall times, ratios, API writes per updated pod; fails if a budget is exceeded (BENCH_ARGS="-cases a -keep").
 	go test -count=1 -tags perf -timeout 90m -v ./test/perf/rolloutbench -run TestRolloutBench -args $(BENCH_ARGS)
