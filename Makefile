@@ -73,7 +73,7 @@ verify: generate manifests $(KUSTOMIZE) bundlegen helmgen lint ## Fail when gene
 
 ##@ Test
 .PHONY: test
-test: verify vet test-unit test-rules test-bundlegen test-chart test-integration test-install test-helm-install test-e2e test-e2e-plugin test-e2e-scope test-e2e-karpenter ## The whole suite: unit (with a short fuzz run), the alerts with promtool, the bundle generator's tests, the Helm chart's (lint, templates against config/), integration (envtest), install (kustomize, then Helm, on local kwok clusters), e2e (local kwok clusters: the main suite, kubectl-tdb and the webhook scope) and e2e with the real Karpenter.
+test: verify vet test-unit test-rules test-bundlegen test-chart test-integration test-install test-helm-install test-e2e test-e2e-plugin test-e2e-scope test-e2e-routing test-e2e-karpenter ## The whole suite: unit (with a short fuzz run), the alerts with promtool, the bundle generator's tests, the Helm chart's (lint, templates against config/), integration (envtest), install (kustomize, then Helm, on local kwok clusters), e2e (local kwok clusters: the main suite, kubectl-tdb, the webhook scope and in-zone endpoints) and e2e with the real Karpenter.
 
 .PHONY: test-unit
 test-unit: ## Pure unit tests of the operator's module (no kustomize, no cluster), plus a short run of the budget fuzzer.
@@ -108,6 +108,10 @@ test-e2e-plugin: cluster-binaries ## kubectl-tdb end to end on a fresh local kwo
 .PHONY: test-e2e-scope
 test-e2e-scope: cluster-binaries ## The webhook's opt-in scope on a local kwok cluster (tdb-scope, ports 19943/18780/18781): a budget outside it reports NotEnforced; with the operator stopped, evictions outside it go on and a labelled namespace's are refused; with the default scope every namespace's are refused.
 	go test -v -tags e2e -count=1 -timeout 15m ./test/e2e/scope/
+
+.PHONY: test-e2e-routing
+test-e2e-routing: cluster-binaries ## In-zone endpoints for topology-aware routing on a local kwok cluster (tdb-routing, ports 20043/18880/18881): during concurrent kubectl drains of every node, a TDB with per-zone minAvailable 2 keeps each zone's ready endpoints in a PreferClose Service's EndpointSlices at 2 or more, while a single PDB lets a zone drop to 0.
+	go test -v -tags e2e -count=1 -timeout 15m ./test/e2e/routing/
 
 .PHONY: test-e2e-karpenter
 test-e2e-karpenter: cluster-binaries karpenter-binaries ## The real Karpenter (kwok provider) replaces a 3-zone pool under a TDB, without and with mirrored PDBs, side by side (tdb-karpenter, ports 19643/18380/18381 and 18480/18481); fails if the budget is exceeded, a pod is force-deleted, or with mirrors a node is chosen whose pods the budget refuses.
