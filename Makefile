@@ -393,6 +393,10 @@ bench-drain: cluster-binaries ## Measured run on a local kwok cluster: concurren
 bench-candrain: cluster-binaries ## Measured run on a local kwok cluster (tdb-candrain: 1,000 nodes in 3 zones, 10,000 pods, a TDB or PDB per workload): wall time and API requests of kubectl tdb can-drain on 100 nodes; fails if the median is 2 s or more or a run makes more than 150 requests (NODES, PODS, DRAIN_NODES, RUNS, OUT, KEEP=1).
 	go test -count=1 -tags perf -timeout 90m -v ./test/perf/candrain -run TestCanDrainBench
 
+.PHONY: bench-scale
+bench-scale: cluster-binaries ## Measured run on a local kwok cluster (tdb-scale: 1,000 nodes, 10,000 pods, 100 budgets; about 25 minutes on 2 cores): a tenth of the nodes recycled by concurrent drains (drain library) under a TDB per workload, then under the closest PDB per workload; latencies, violations (an independent watcher), status lag, the operator's CPU, heap and writes, API requests, profiles; see docs/scale.md (NODES, PODS, BUDGETS, ROUNDS, RECYCLE, OUT, KEEP=1).
+	go test -count=1 -tags perf -timeout 180m -v ./test/perf/scalebench -run TestScaleBench
+
 .PHONY: bench-rollout
 bench-rollout: cluster-binaries ## Measured run on a local kwok cluster: update of a 24-pod, 3-zone StatefulSet by the built-in RollingUpdate vs the operator's AllDomains and DomainByDomain (2 per zone); wall times, ratios, API writes per updated pod; fails if a budget is exceeded (BENCH_ARGS="-cases a -keep").
 	go test -count=1 -tags perf -timeout 90m -v ./test/perf/rolloutbench -run TestRolloutBench -args $(BENCH_ARGS)

@@ -91,6 +91,9 @@ func run() error {
 		certOptions    certs.Options
 		operatorNS     string
 		zapOpts        = zap.Options{Development: false}
+		pprofAddr      string
+		apiQPS         float64
+		apiBurst       int
 		managerOptions ctrl.Options
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
@@ -110,6 +113,9 @@ func run() error {
 	flag.StringVar(&certOptions.ServiceName, "webhook-service-name", "tdb-webhook-service", "With --cert-rotation: the webhook Service in the operator's namespace; the certificate is valid for its DNS names.")
 	flag.StringVar(&certOptions.WebhookConfigName, "webhook-config-name", "tdb-validating-webhook-configuration", "The ValidatingWebhookConfiguration of the eviction webhook: with --cert-rotation it gets the CA bundle; its namespaceSelector tells which namespaces' budgets are enforced (a budget elsewhere reports DisruptionAllowed=False, reason NotEnforced). make run-local registers tdb-operator-local.")
 	flag.StringVar(&operatorNS, "operator-namespace", envOr("POD_NAMESPACE", "tdb-system"), "The operator's own namespace; evictions there always pass, so draining the operator's node cannot deadlock. Default: $POD_NAMESPACE, else tdb-system.")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "", "Address Go's pprof handlers (/debug/pprof/) bind to, e.g. 127.0.0.1:8082, for CPU and heap profiles; empty (the default) disables them. They are unauthenticated: bind them to localhost and reach them with kubectl port-forward.")
+	flag.Float64Var(&apiQPS, "kube-api-qps", 50, "Queries per second the manager's client may send the API server on average (client-go's client-side limit; the webhook's status writes and live reads count against it). See docs/scale.md.")
+	flag.IntVar(&apiBurst, "kube-api-burst", 100, "Requests the manager's client may send the API server in a burst above --kube-api-qps. See docs/scale.md.")
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
@@ -155,6 +161,7 @@ func run() error {
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,
+		PprofBindAddress:        pprofAddr,
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: leaderElectNS,
@@ -168,6 +175,10 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
+	if apiQPS <= 0 || apiBurst <= 0 {
+		return fmt.Errorf("--kube-api-qps=%v, --kube-api-burst=%d: want positive numbers", apiQPS, apiBurst)
+	}
+	cfg.QPS, cfg.Burst = float32(apiQPS), apiBurst
 	mgr, err := ctrl.NewManager(cfg, managerOptions)
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)

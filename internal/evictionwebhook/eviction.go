@@ -165,7 +165,7 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 	}
 
 	res, err := h.decide(ctx, er)
-	if err != nil && retryable(err) {
+	if err != nil && (retryable(err) || ctx.Err() != nil) {
 		// Nothing was decided (the operator is starting, or the API server
 		// is slow): refuse in the way clients retry.
 		out = outcome{decision: "refused", reason: ReasonUnavailable}
@@ -739,8 +739,17 @@ func deny(code int32, msg string) admission.Response {
 }
 
 // retryable says whether an error means "not now" rather than "broken".
+// A request the operator's own client held back (its client-side rate
+// limiter would have waited past the deadline) was never sent: nothing was
+// written, and the caller may retry as after any refusal. client-go wraps
+// that limiter's error as text only, so it is recognised by its message.
 func retryable(err error) bool {
 	var notStarted *cache.ErrCacheNotStarted
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.As(err, &notStarted) ||
-		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err)
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		strings.Contains(err.Error(), clientThrottled)
 }
+
+// clientThrottled is how client-go's REST client reports a request its rate
+// limiter did not let through before the request's deadline.
+const clientThrottled = "client rate limiter Wait returned an error"

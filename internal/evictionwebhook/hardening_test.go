@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/flowcontrol"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -398,5 +399,39 @@ func TestPodOnAGoneNodeIsReadLive(t *testing.T) {
 	}
 	if second := h.Handle(context.Background(), evict("web-1")); !second.Allowed {
 		t.Errorf("web-1: %+v; want allowed (zone-a's allowance is untouched)", second.Result)
+	}
+}
+
+// When the operator's own client holds a status write back (its client-side
+// rate limiter would wait past the request's deadline, as under a drain of
+// many nodes at once), nothing was written: the eviction is refused with a
+// 429, which kubectl drain and the autoscalers retry, not failed with a 500
+// that aborts the drain.
+func TestClientThrottlingIsRefusedForARetry(t *testing.T) {
+	limiter := flowcontrol.NewTokenBucketRateLimiter(0.001, 1)
+	limiter.Accept() // the one token is spent: the next waits 1000 s
+	var writes atomic.Int32
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), zoneNode(), budgetAllowing("b", 1)).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+				// What client-go's REST client returns when its limiter
+				// cannot let the request through before ctx's deadline.
+				wctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+				defer cancel()
+				if err := limiter.Wait(wctx); err != nil {
+					return fmt.Errorf("client rate limiter Wait returned an error: %w", err)
+				}
+				writes.Add(1)
+				return c.SubResource(sub).Update(ctx, obj, opts...)
+			},
+		}).Build()
+	h := newHandler(t, server, server)
+	resp := h.Handle(context.Background(), request(t, eviction(), false))
+	if resp.Allowed || resp.Result.Code != http.StatusTooManyRequests {
+		t.Fatalf("throttled status write: allowed %v, %+v; want a 429 refusal", resp.Allowed, resp.Result)
+	}
+	if writes.Load() != 0 || len(getBudget(t, server, "b").Status.DisruptedPods) != 0 {
+		t.Errorf("a throttled eviction was recorded: %d writes", writes.Load())
 	}
 }

@@ -133,6 +133,8 @@ type OperatorOptions struct {
 	// WebhookScope is the registration's scope: ScopeAll (default) or
 	// ScopeLabelled.
 	WebhookScope string
+	// Binary is the manager to run (default bin/manager, built if missing).
+	Binary string
 }
 
 // BuildManager builds the manager binary into bin/manager.
@@ -186,7 +188,9 @@ func StartOperator(c *Cluster, o OperatorOptions) (*Operator, error) {
 		return nil, fmt.Errorf("registering the local webhook: %w", err)
 	}
 	bin := filepath.Join(Root(), "bin", "manager")
-	if _, err := os.Stat(bin); err != nil {
+	if o.Binary != "" {
+		bin = o.Binary
+	} else if _, err := os.Stat(bin); err != nil {
 		if bin, err = BuildManager(); err != nil {
 			return nil, err
 		}
@@ -259,6 +263,9 @@ func waitTLS(addr string, timeout time.Duration) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// Pid is the manager's process ID.
+func (o *Operator) Pid() int { return o.cmd.Process.Pid }
 
 // Kill stops the manager with SIGKILL, as a crash would, and waits for it.
 func (o *Operator) Kill() {

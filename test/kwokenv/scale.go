@@ -130,6 +130,10 @@ type ScaleSpec struct {
 	// PDBEvery, when positive, gives every PDBEvery-th workload a policy/v1
 	// PodDisruptionBudget instead of a TopologyDisruptionBudget.
 	PDBEvery int
+	// ZonePinned makes every other StatefulSet a zone-pinned one (all its
+	// pods in one zone, the zones taken in turn, as Mimir's ingester-zone-a,
+	// -b, -c), the rest staying spread.
+	ZonePinned bool
 }
 
 // ScaleWorkload is one workload of a Scale.
@@ -139,6 +143,8 @@ type ScaleWorkload struct {
 	Namespace, Name string
 	// Replicas are its pods (for the DaemonSet: Spec.Nodes).
 	Replicas int
+	// Zone is the one zone of a zone-pinned StatefulSet ("": spread).
+	Zone string
 	// Budget describes its budget ("" for none).
 	Budget string
 
@@ -196,6 +202,10 @@ func PlanScale(spec ScaleSpec) (*Scale, error) {
 		p := Pods{Namespace: ns, Labels: lbl, ZoneSpread: corev1.DoNotSchedule}
 		if i%2 == 0 {
 			w.Kind, w.Name = "StatefulSet", fmt.Sprintf("sts-%03d", i)
+			if spec.ZonePinned && i%4 == 0 {
+				w.Zone = "zone-" + string(rune('a'+(i/4)%ScaleZones))
+				p.Zone, p.ZoneSpread = w.Zone, ""
+			}
 			p.App = w.Name
 			w.obj = OnDeleteStatefulSet(p, w.Name, int32(replicas), "")
 		} else {
@@ -237,6 +247,26 @@ func PlanScale(spec ScaleSpec) (*Scale, error) {
 		s.Workloads = append(s.Workloads, w)
 	}
 	return s, nil
+}
+
+// EquivalentPDBs are the policy/v1 PodDisruptionBudgets closest to the
+// TopologyDisruptionBudgets, one per budget with its name, selector and
+// labels: maxUnavailable 1 per zone becomes maxUnavailable 1, 10% per zone
+// maxUnavailable 10%, and minAvailable 90% per zone (maxDisruptedDomains 1)
+// minAvailable 90%. A PDB counts the whole workload: it cannot keep
+// evictions out of a zone, nor spread them over the zones.
+func (s *Scale) EquivalentPDBs() []*policyv1.PodDisruptionBudget {
+	out := make([]*policyv1.PodDisruptionBudget, 0, len(s.TDBs))
+	for _, t := range s.TDBs {
+		pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: t.Name, Labels: t.Labels},
+			Spec: policyv1.PodDisruptionBudgetSpec{
+				Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": t.Name}}, // the workload's, as the TDB's
+				MinAvailable:   t.Spec.MinAvailable,
+				MaxUnavailable: t.Spec.MaxUnavailable,
+			}}
+		out = append(out, pdb)
+	}
+	return out
 }
 
 // Pods is the number of pods of the population.

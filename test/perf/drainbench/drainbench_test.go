@@ -189,7 +189,9 @@ type result struct {
 	notOnFresh   int
 	webhook      webhookStats
 	operatorOK   bool
-	err          error
+	// reopen is the reopen probe (cases a, b, c).
+	reopen *reopenResult
+	err    error
 }
 
 func (r *result) exceeded() bool { return r.err == nil && r.c.exceeded(r) }
@@ -372,6 +374,13 @@ func runCase(ctx context.Context, c *kwokenv.Cluster, k8s client.Client, op *kwo
 	r.operatorOK = op.Ready()
 	if r.notOnFresh, err = podsNotOn(ctx, k8s, ns, fresh); err != nil && r.err == nil {
 		r.err = err
+	}
+	if r.err == nil && strings.Contains("abc", bc.id) {
+		fmt.Printf("   reopen probe: %d evictions, each followed by dry-run evictions of another pod every 5 ms\n", reopenTrials)
+		r.reopen = measureReopen(ctx, c.Kubeconfig, bc, ns, func() error { return waitReady(ctx, k8s, w, ns, bc) })
+		if r.reopen.err != nil {
+			r.err = fmt.Errorf("reopen probe: %w", r.reopen.err)
+		}
 	}
 	for _, f := range r.failed {
 		fmt.Printf("   drain failed: %s\n", f)
@@ -826,6 +835,32 @@ func report(results []*result) int {
 	}
 	ratio("a", "b", "2.5x", 2.5)
 	ratio("a", "c", "6x", 6)
+
+	// Reopen: from the replacement Ready to the next eviction allowed.
+	fmt.Println("\nreopen (replacement Ready -> next eviction allowed; dry runs every 5 ms):")
+	for _, r := range results {
+		if r.reopen == nil || r.reopen.err != nil || len(r.reopen.times) == 0 {
+			continue
+		}
+		fmt.Printf("  %s: median %s, p90 %s, max %s; first try refused in %d of %d\n", r.c.id,
+			r.reopen.quantile(.5).Round(time.Millisecond), r.reopen.quantile(.9).Round(time.Millisecond),
+			r.reopen.quantile(1).Round(time.Millisecond), r.reopen.firstTryRefused, len(r.reopen.times))
+	}
+	if a := byID["a"]; a != nil && a.reopen != nil && len(a.reopen.times) > 0 {
+		for _, id := range []string{"b", "c"} {
+			r := byID[id]
+			if r == nil || r.reopen == nil || len(r.reopen.times) == 0 {
+				continue
+			}
+			core, got := a.reopen.quantile(.5), r.reopen.quantile(.5)
+			verdict := "MET"
+			if float64(got) > 1.5*float64(core) {
+				verdict = "MISS"
+			}
+			fmt.Printf("  %s/a median = %s / %s = %.2fx (target <= 1.5x): %s\n", id, got.Round(time.Millisecond), core.Round(time.Millisecond),
+				float64(got)/max(float64(core), 1), verdict)
+		}
+	}
 
 	// Mirroring: no slower drains, and at most 0.5 PDB writes per eviction.
 	for _, r := range results {
