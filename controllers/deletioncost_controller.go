@@ -393,6 +393,9 @@ func (r *DeletionCostReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := snapshot.IndexPodsByNode(mgr); err != nil {
 		return err
 	}
+	if err := snapshot.IndexPodsByLabel(mgr, r.Snapshots); err != nil {
+		return err
+	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, deletionCostBudgetIndex, func(o client.Object) []string {
 		if b, ok := o.GetAnnotations()[budget.DeletionCostBudgetAnnotation]; ok && b != "" {
 			return []string{b}

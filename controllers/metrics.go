@@ -17,6 +17,8 @@ limitations under the License.
 package controllers
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
@@ -24,64 +26,152 @@ import (
 	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
 )
 
-// budgetSeries are the series the status controller exports per budget.
-var budgetSeries = []*prometheus.GaugeVec{
-	operatormetrics.DomainAllowed, operatormetrics.DomainBlockedSince,
-	operatormetrics.DomainExpectedPods, operatormetrics.DomainCurrentHealthy, operatormetrics.DomainDesiredHealthy,
-	operatormetrics.BudgetCondition,
-}
-
-// rolloutSeries are the series the rollout controller exports per budget.
-var rolloutSeries = []*prometheus.GaugeVec{
-	operatormetrics.RolloutDomainPhase, operatormetrics.RolloutDomainUpdatedPods, operatormetrics.RolloutDomainPods,
-}
-
 // exportAllowances replaces a budget's series with its current domains:
 // their numbers and allowances, since when the blocked ones refuse
 // evictions, and the DisruptionAllowed condition.
 func exportAllowances(tdb *policyv1alpha1.TopologyDisruptionBudget) {
-	deleteSeries(budgetSeries, tdb.Namespace, tdb.Name)
+	next := make([]sample, 0, 5*len(tdb.Status.Domains)+1)
 	for _, d := range tdb.Status.Domains {
-		operatormetrics.DomainAllowed.WithLabelValues(tdb.Namespace, tdb.Name, d.Name).Set(float64(d.DisruptionsAllowed))
-		operatormetrics.DomainExpectedPods.WithLabelValues(tdb.Namespace, tdb.Name, d.Name).Set(float64(d.ExpectedPods))
-		operatormetrics.DomainCurrentHealthy.WithLabelValues(tdb.Namespace, tdb.Name, d.Name).Set(float64(d.CurrentHealthy))
-		operatormetrics.DomainDesiredHealthy.WithLabelValues(tdb.Namespace, tdb.Name, d.Name).Set(float64(d.DesiredHealthy))
+		next = append(next,
+			sampleOf(operatormetrics.DomainAllowed, float64(d.DisruptionsAllowed), tdb.Namespace, tdb.Name, d.Name),
+			sampleOf(operatormetrics.DomainExpectedPods, float64(d.ExpectedPods), tdb.Namespace, tdb.Name, d.Name),
+			sampleOf(operatormetrics.DomainCurrentHealthy, float64(d.CurrentHealthy), tdb.Namespace, tdb.Name, d.Name),
+			sampleOf(operatormetrics.DomainDesiredHealthy, float64(d.DesiredHealthy), tdb.Namespace, tdb.Name, d.Name))
 		if d.BlockedSince != nil {
-			operatormetrics.DomainBlockedSince.WithLabelValues(tdb.Namespace, tdb.Name, d.Name).Set(float64(d.BlockedSince.Unix()))
+			next = append(next, sampleOf(operatormetrics.DomainBlockedSince, float64(d.BlockedSince.Unix()), tdb.Namespace, tdb.Name, d.Name))
 		}
 	}
 	if c := apimeta.FindStatusCondition(tdb.Status.Conditions, policyv1alpha1.ConditionDisruptionAllowed); c != nil {
-		operatormetrics.BudgetCondition.WithLabelValues(tdb.Namespace, tdb.Name, c.Type, string(c.Status), c.Reason).Set(1)
+		next = append(next, sampleOf(operatormetrics.BudgetCondition, 1, tdb.Namespace, tdb.Name, c.Type, string(c.Status), c.Reason))
 	}
+	exported.replace(seriesOwner{namespace: tdb.Namespace, name: tdb.Name, family: allowanceFamily}, next)
 }
 
 // forgetAllowances drops a budget's series, the rollout's included.
 func forgetAllowances(namespace, name string) {
-	deleteSeries(budgetSeries, namespace, name)
-	deleteSeries(rolloutSeries, namespace, name)
+	exported.forget(seriesOwner{namespace: namespace, name: name, family: allowanceFamily})
+	exported.forget(seriesOwner{namespace: namespace, name: name, family: rolloutFamily})
 }
 
 // exportRollout replaces a budget's rollout series with its
 // status.rollout.domains; a budget without a rollout status has none.
 func exportRollout(tdb *policyv1alpha1.TopologyDisruptionBudget) {
-	deleteSeries(rolloutSeries, tdb.Namespace, tdb.Name)
-	if tdb.Status.Rollout == nil {
-		return
+	var next []sample
+	if tdb.Status.Rollout != nil {
+		next = make([]sample, 0, 3*len(tdb.Status.Rollout.Domains))
+		for _, d := range tdb.Status.Rollout.Domains {
+			next = append(next,
+				sampleOf(operatormetrics.RolloutDomainPhase, 1, tdb.Namespace, tdb.Name, d.Name, string(d.Phase)),
+				sampleOf(operatormetrics.RolloutDomainUpdatedPods, float64(d.UpdatedPods), tdb.Namespace, tdb.Name, d.Name),
+				sampleOf(operatormetrics.RolloutDomainPods, float64(d.TotalPods), tdb.Namespace, tdb.Name, d.Name))
+		}
 	}
-	for _, d := range tdb.Status.Rollout.Domains {
-		operatormetrics.RolloutDomainPhase.WithLabelValues(tdb.Namespace, tdb.Name, d.Name, string(d.Phase)).Set(1)
-		operatormetrics.RolloutDomainUpdatedPods.WithLabelValues(tdb.Namespace, tdb.Name, d.Name).Set(float64(d.UpdatedPods))
-		operatormetrics.RolloutDomainPods.WithLabelValues(tdb.Namespace, tdb.Name, d.Name).Set(float64(d.TotalPods))
-	}
+	exported.replace(seriesOwner{namespace: tdb.Namespace, name: tdb.Name, family: rolloutFamily}, next)
 }
 
 // forgetRollout drops a budget's rollout series.
 func forgetRollout(namespace, name string) {
-	deleteSeries(rolloutSeries, namespace, name)
+	exported.forget(seriesOwner{namespace: namespace, name: name, family: rolloutFamily})
 }
 
-func deleteSeries(vecs []*prometheus.GaugeVec, namespace, name string) {
-	for _, v := range vecs {
-		v.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "tdb": name})
+// exported is every series this process exports per budget. A pass sets
+// only the series whose value changed and deletes exactly those that
+// disappeared: deleting a budget's series by a partial match of their
+// labels scans every budget's, which made every pass's cost grow with the
+// number of budgets.
+var exported = exportedSeries{m: map[seriesOwner]map[series]float64{}}
+
+// seriesFamily tells a budget's two sets of series apart, each written by
+// its own controller.
+type seriesFamily int
+
+const (
+	// allowanceFamily are the status controller's series: the domains'
+	// numbers and the DisruptionAllowed condition.
+	allowanceFamily seriesFamily = iota
+	// rolloutFamily are the rollout controller's.
+	rolloutFamily
+)
+
+// seriesOwner is one budget's family of series.
+type seriesOwner struct {
+	namespace, name string
+	family          seriesFamily
+}
+
+// maxSeriesLabels is the most labels a budget's gauge has (BudgetCondition).
+const maxSeriesLabels = 5
+
+// series is one series: its gauge and label values. An array, not a slice,
+// keeps it comparable, a map key, without joining the values into a
+// string on every pass.
+type series struct {
+	gauge  *prometheus.GaugeVec
+	labels [maxSeriesLabels]string
+	n      int
+}
+
+func (s series) labelValues() []string { return s.labels[:s.n] }
+
+// sample is a series' value.
+type sample struct {
+	series
+	value float64
+}
+
+// sampleOf is the sample of the gauge's series with these label values,
+// in the gauge's order.
+func sampleOf(gauge *prometheus.GaugeVec, value float64, labels ...string) sample {
+	s := sample{series: series{gauge: gauge, n: len(labels)}, value: value}
+	copy(s.labels[:], labels)
+	return s
+}
+
+// exportedSeries remembers, per budget family, the series exported and
+// their values. Safe for concurrent use.
+type exportedSeries struct {
+	mu sync.Mutex
+	m  map[seriesOwner]map[series]float64
+}
+
+// replace makes next the owner's series: it sets those that are new or
+// changed and deletes those not in next.
+func (e *exportedSeries) replace(owner seriesOwner, next []sample) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	prev := e.m[owner]
+	if len(prev) == len(next) {
+		same := true
+		for _, s := range next {
+			if v, ok := prev[s.series]; !ok || v != s.value {
+				same = false
+				break
+			}
+		}
+		if same {
+			return
+		}
 	}
+	cur := make(map[series]float64, len(next))
+	for _, s := range next {
+		cur[s.series] = s.value
+		if v, ok := prev[s.series]; !ok || v != s.value {
+			s.gauge.WithLabelValues(s.labelValues()...).Set(s.value)
+		}
+	}
+	for s := range prev {
+		if _, ok := cur[s]; !ok {
+			s.gauge.DeleteLabelValues(s.labelValues()...)
+		}
+	}
+	if len(cur) == 0 {
+		delete(e.m, owner)
+		return
+	}
+	e.m[owner] = cur
+}
+
+// forget deletes the owner's series.
+func (e *exportedSeries) forget(owner seriesOwner) {
+	e.replace(owner, nil)
 }

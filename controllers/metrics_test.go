@@ -66,10 +66,27 @@ func seriesOf(t *testing.T, gauges ...*prometheus.GaugeVec) []string {
 	return out
 }
 
+// budgetSeries are the gauges the status controller exports per budget.
+var budgetSeries = []*prometheus.GaugeVec{
+	operatormetrics.DomainAllowed, operatormetrics.DomainBlockedSince,
+	operatormetrics.DomainExpectedPods, operatormetrics.DomainCurrentHealthy, operatormetrics.DomainDesiredHealthy,
+	operatormetrics.BudgetCondition,
+}
+
+// rolloutSeries are the gauges the rollout controller exports per budget.
+var rolloutSeries = []*prometheus.GaugeVec{
+	operatormetrics.RolloutDomainPhase, operatormetrics.RolloutDomainUpdatedPods, operatormetrics.RolloutDomainPods,
+}
+
+// resetBudgetSeries empties the per-budget gauges and what the exporters
+// remember of them, which would otherwise skip series they think set.
 func resetBudgetSeries() {
 	for _, v := range append(append([]*prometheus.GaugeVec{}, budgetSeries...), rolloutSeries...) {
 		v.Reset()
 	}
+	exported.mu.Lock()
+	clear(exported.m)
+	exported.mu.Unlock()
 }
 
 func TestExportAllowances(t *testing.T) {
@@ -147,6 +164,91 @@ func TestExportAllowances(t *testing.T) {
 		`tdb_budget_condition{namespace="kafka",reason="SyncFailed",status="False",tdb="brokers",type="DisruptionAllowed"} 1`,
 	}
 	if diff := cmp.Diff(want, seriesOf(t, append(append([]*prometheus.GaugeVec{}, budgetSeries...), rolloutSeries...)...)); diff != "" {
+		t.Fatalf("series after the budget is gone (-want +got):\n%s", diff)
+	}
+}
+
+// A pass deletes the series of exactly the domains that disappeared, and
+// leaves those of other budgets, and of the budget's unchanged domains, as
+// they are; a pass that changes nothing keeps every series.
+func TestExportAllowancesDropsADisappearedDomain(t *testing.T) {
+	resetBudgetSeries()
+	t.Cleanup(resetBudgetSeries)
+	blocked := metav1.NewTime(time.Unix(1700000000, 0))
+	budgetWith := func(ns, name string, domains ...policyv1alpha1.DomainStatus) *policyv1alpha1.TopologyDisruptionBudget {
+		return &policyv1alpha1.TopologyDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Status:     policyv1alpha1.TopologyDisruptionBudgetStatus{Domains: domains},
+		}
+	}
+	tdb := budgetWith("mimir", "ingesters",
+		policyv1alpha1.DomainStatus{Name: "zone-a", ExpectedPods: 3, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1},
+		policyv1alpha1.DomainStatus{Name: "zone-b", ExpectedPods: 3, CurrentHealthy: 2, DesiredHealthy: 2, BlockedSince: &blocked},
+		policyv1alpha1.DomainStatus{Name: "zone-c", ExpectedPods: 3, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1})
+	// Another budget with a domain of the same name, in a namespace of
+	// the same name: its series are not the first budget's.
+	other := budgetWith("mimir", "ingesters-canary",
+		policyv1alpha1.DomainStatus{Name: "zone-b", ExpectedPods: 1, CurrentHealthy: 1, DesiredHealthy: 1})
+	exportAllowances(tdb)
+	exportAllowances(other)
+	exportRollout(&policyv1alpha1.TopologyDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "mimir", Name: "ingesters"},
+		Status: policyv1alpha1.TopologyDisruptionBudgetStatus{Rollout: &policyv1alpha1.RolloutStatus{
+			Domains: []policyv1alpha1.RolloutDomainStatus{{Name: "zone-b", Phase: policyv1alpha1.RolloutPhaseProgressing, TotalPods: 3}},
+		}},
+	})
+	canary := []string{
+		`tdb_domain_current_healthy{domain="zone-b",namespace="mimir",tdb="ingesters-canary"} 1`,
+		`tdb_domain_desired_healthy{domain="zone-b",namespace="mimir",tdb="ingesters-canary"} 1`,
+		`tdb_domain_disruptions_allowed{domain="zone-b",namespace="mimir",tdb="ingesters-canary"} 0`,
+		`tdb_domain_expected_pods{domain="zone-b",namespace="mimir",tdb="ingesters-canary"} 1`,
+	}
+	rollout := []string{
+		`tdb_rollout_domain_phase{domain="zone-b",namespace="mimir",phase="Progressing",tdb="ingesters"} 1`,
+		`tdb_rollout_domain_pods{domain="zone-b",namespace="mimir",tdb="ingesters"} 3`,
+		`tdb_rollout_domain_updated_pods{domain="zone-b",namespace="mimir",tdb="ingesters"} 0`,
+	}
+	all := func() []string {
+		return seriesOf(t, append(append([]*prometheus.GaugeVec{}, budgetSeries...), rolloutSeries...)...)
+	}
+	withOthers := func(series ...string) []string {
+		out := append(append(append([]string{}, series...), canary...), rollout...)
+		sort.Strings(out)
+		return out
+	}
+
+	// zone-b (blocked) is gone, zone-c's allowance changed.
+	tdb.Status.Domains = []policyv1alpha1.DomainStatus{tdb.Status.Domains[0], tdb.Status.Domains[2]}
+	tdb.Status.Domains[1].DisruptionsAllowed = 0
+	exportAllowances(tdb)
+	want := withOthers(
+		`tdb_domain_current_healthy{domain="zone-a",namespace="mimir",tdb="ingesters"} 3`,
+		`tdb_domain_current_healthy{domain="zone-c",namespace="mimir",tdb="ingesters"} 3`,
+		`tdb_domain_desired_healthy{domain="zone-a",namespace="mimir",tdb="ingesters"} 2`,
+		`tdb_domain_desired_healthy{domain="zone-c",namespace="mimir",tdb="ingesters"} 2`,
+		`tdb_domain_disruptions_allowed{domain="zone-a",namespace="mimir",tdb="ingesters"} 1`,
+		`tdb_domain_disruptions_allowed{domain="zone-c",namespace="mimir",tdb="ingesters"} 0`,
+		`tdb_domain_expected_pods{domain="zone-a",namespace="mimir",tdb="ingesters"} 3`,
+		`tdb_domain_expected_pods{domain="zone-c",namespace="mimir",tdb="ingesters"} 3`,
+	)
+	if diff := cmp.Diff(want, all()); diff != "" {
+		t.Fatalf("series after zone-b disappeared (-want +got):\n%s", diff)
+	}
+	exportAllowances(tdb)
+	if diff := cmp.Diff(want, all()); diff != "" {
+		t.Fatalf("series after a pass that changed nothing (-want +got):\n%s", diff)
+	}
+
+	// Every domain gone: none of the budget's domain series is left.
+	tdb.Status.Domains = nil
+	exportAllowances(tdb)
+	if diff := cmp.Diff(withOthers(), all()); diff != "" {
+		t.Fatalf("series after every domain disappeared (-want +got):\n%s", diff)
+	}
+
+	// Deleted: the rollout's series go too, the other budget's stay.
+	forgetAllowances("mimir", "ingesters")
+	if diff := cmp.Diff(canary, all()); diff != "" {
 		t.Fatalf("series after the budget is gone (-want +got):\n%s", diff)
 	}
 }

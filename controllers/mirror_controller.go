@@ -572,6 +572,9 @@ func (r *MirrorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := snapshot.IndexPodsByNode(mgr); err != nil {
 		return err
 	}
+	if err := snapshot.IndexPodsByLabel(mgr, r.Snapshots); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("mirror").
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).

@@ -758,6 +758,9 @@ func (r *RolloutReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := snapshot.IndexWorkloadsByUID(mgr); err != nil {
 		return err
 	}
+	if err := snapshot.IndexPodsByLabel(mgr, r.Snapshots); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&policyv1alpha1.TopologyDisruptionBudget{}, builder.WithPredicates(rolloutBudget{})).
 		Named("rollout").

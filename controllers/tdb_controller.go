@@ -426,6 +426,9 @@ func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := snapshot.IndexPodsByNode(mgr); err != nil {
 		return err
 	}
+	if err := snapshot.IndexPodsByLabel(mgr, r.Snapshots); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&policyv1alpha1.TopologyDisruptionBudget{}).
 		Named("topologydisruptionbudget").

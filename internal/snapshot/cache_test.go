@@ -80,10 +80,17 @@ func TestStripPodKeepsWhatBudgetsRead(t *testing.T) {
 	}
 }
 
+// A node keeps its name and labels, which place pods in domains; its
+// status (images, conditions, addresses), managed fields, annotations and
+// taints, which nothing reads, are dropped.
 func TestStripNodeKeepsLabels(t *testing.T) {
 	node := builders.Node("n1").Zone("a").Unschedulable().Obj()
 	node.Annotations, node.Spec.PodCIDR = map[string]string{"x": "y"}, "10.0.0.0/24"
+	node.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}
+	node.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}
 	node.Status.Images = []corev1.ContainerImage{{Names: []string{"img"}}}
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.168.0.1"}}
 	got, _ := stripNode(node.DeepCopy())
 	want := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"topology.kubernetes.io/zone": "a"}},

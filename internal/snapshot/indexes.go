@@ -33,6 +33,11 @@ const (
 	// NodeNameIndex indexes pods by node, to map a node's relabelling to
 	// the budgets covering its pods.
 	NodeNameIndex = "spec.nodeName"
+	// LabelIndex indexes pods by label, one key per label, its name and
+	// value joined by "=" (labelIndexKey): a budget's snapshot reads the
+	// pods bearing one label its selector requires instead of scanning its
+	// namespace.
+	LabelIndex = "metadata.labels"
 )
 
 // registeredIndexes records the cache indexes registered per manager: the
@@ -80,3 +85,31 @@ func IndexPodsByNode(mgr ctrl.Manager) error {
 		return nil
 	})
 }
+
+// IndexPodsByLabel indexes pods by label (LabelIndex) and has g's snapshots
+// list a budget's pods through that index. g.Cache must read mgr's cache: a
+// reader without the index would fail every snapshot.
+func IndexPodsByLabel(mgr ctrl.Manager, g *Gatherer) error {
+	if err := indexField(mgr, &corev1.Pod{}, LabelIndex, podLabelKeys); err != nil {
+		return err
+	}
+	g.podsByLabel = true
+	return nil
+}
+
+// podLabelKeys are a pod's keys in LabelIndex.
+func podLabelKeys(o client.Object) []string {
+	l := o.GetLabels()
+	if len(l) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(l))
+	for k, v := range l {
+		keys = append(keys, labelIndexKey(k, v))
+	}
+	return keys
+}
+
+// labelIndexKey is the key in LabelIndex of the label k=v. Neither a label
+// name nor a value may hold "=", so a key names one label.
+func labelIndexKey(k, v string) string { return k + "=" + v }

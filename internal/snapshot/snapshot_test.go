@@ -233,4 +233,17 @@ func TestFingerprintFollowsWhatTheStatusReads(t *testing.T) {
 	if of(base()) == want {
 		t.Error("a pod gone leaves the fingerprint as it was")
 	}
+	// Fields are hashed apart, and each pod with its own labels.
+	runOn := base()
+	runOn.Labels = map[string]string{"appw": "eb"}
+	if of(runOn, other) == want {
+		t.Error("a label's value run into its name leaves the fingerprint as it was")
+	}
+	swapped, otherSwapped := base(), other.DeepCopy()
+	swapped.Labels["app"], otherSwapped.Labels["app"] = "api", "web"
+	mixed := of(swapped, otherSwapped)
+	swapped.Labels["app"], otherSwapped.Labels["app"] = "web", "api"
+	if mixed == of(swapped, otherSwapped) {
+		t.Error("two pods' labels swapped leave the fingerprint as it was")
+	}
 }
