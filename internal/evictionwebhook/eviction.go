@@ -109,6 +109,10 @@ type EvictionHandler struct {
 	// Versions is the record of budget versions shared with the other
 	// writers of the process (nil: the handler keeps its own).
 	Versions *budgetstatus.Versions
+	// BlockMarkDelay is how long after a domain's first refusal its
+	// blockedSince is written (zero: at once; Register defaults it to
+	// DefaultBlockMarkDelay).
+	BlockMarkDelay time.Duration
 
 	ledger      ledger
 	ownVersions budgetstatus.Versions

@@ -46,6 +46,10 @@ type Options struct {
 	// Versions is the record of budget versions shared with the
 	// controllers' status writers (nil: the handler keeps its own).
 	Versions *budgetstatus.Versions
+	// BlockMarkDelay is how long after a domain's first refusal its
+	// blockedSince is written (zero: DefaultBlockMarkDelay; negative: at
+	// once).
+	BlockMarkDelay time.Duration
 }
 
 // Register serves the eviction webhook at Path on the manager's webhook
@@ -61,6 +65,13 @@ func Register(mgr ctrl.Manager, opts Options) (*EvictionHandler, error) {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
+	markDelay := opts.BlockMarkDelay
+	switch {
+	case markDelay == 0:
+		markDelay = DefaultBlockMarkDelay
+	case markDelay < 0:
+		markDelay = 0
+	}
 	interval := opts.RefusalEventInterval
 	if interval <= 0 {
 		interval = time.Minute
@@ -74,6 +85,7 @@ func Register(mgr ctrl.Manager, opts Options) (*EvictionHandler, error) {
 		GoneNodes:       opts.GoneNodes,
 		Callers:         opts.Callers,
 		Versions:        opts.Versions,
+		BlockMarkDelay:  markDelay,
 		Refusals:        &RefusalReporter{Recorder: mgr.GetEventRecorder("tdb-operator-webhook"), Clock: clk, Interval: interval},
 	}
 	mgr.GetWebhookServer().Register(Path, &admission.Webhook{Handler: h, WithContextFunc: withRemoteAddr})

@@ -39,9 +39,11 @@ import (
 // the pod it waits for is back: the time from the replacement of an evicted
 // pod turning Ready (as a watch shows it) to the first eviction of another
 // pod that the budget allows, tried every 5 ms with server-side dry runs
-// (which ask the webhook and core's PDB check alike and change nothing). A
-// client that retries at once when it sees the pod Ready gets a refusal on
-// its first try while the budget has not reopened: those are counted too.
+// (which ask the webhook and core's PDB check alike and change nothing). The
+// time is signed: negative when the budget allowed before this client's own
+// watch showed the pod Ready (its controller's watch was quicker). A client
+// that retries at once when it sees the pod Ready gets a refusal on its
+// first try while the budget has not reopened: those are counted too.
 //
 // Case a (a PDB, maxUnavailable 1): the other pod is in another zone; case
 // b (maxUnavailable 1 per zone): the same zone; case c (one zone at a time):
@@ -196,11 +198,9 @@ func reopenOnce(ctx context.Context, cs kubernetes.Interface, ns, first, other s
 			firstAfter = &tt
 		}
 		if t.allowed {
-			if firstAfter == nil {
-				// Allowed before the watch showed the pod Ready.
-				return 0, false, nil
-			}
-			return t.sent.Sub(readyAt), !firstAfter.allowed, nil
+			// Negative when allowed before this client's watch showed the
+			// pod Ready (the budget's controller saw it first).
+			return t.sent.Sub(readyAt), firstAfter != nil && !firstAfter.allowed, nil
 		}
 	}
 	return 0, false, fmt.Errorf("no dry-run eviction of %s was allowed within 2m (%w)", other, ctx.Err())
