@@ -232,6 +232,19 @@ func Compute(in Input) Result {
 		records.keepGone(att.keptRecords)
 		if in.ConfirmExpiry {
 			res.UnconfirmedGone = records.holdUnconfirmedGone(in.GoneConfirmed)
+			// A held record whose name another pod holds in the input may
+			// be of a newer pod than that one (a StatefulSet replacement
+			// the webhook read live, the cache still showing its
+			// predecessor): until a live read confirms it gone, it is one
+			// more expected pod of its domain, not healthy. The predecessor
+			// still counts where it runs: the double count allows less,
+			// never more.
+			named := placed.named(res.UnconfirmedGone)
+			for _, r := range res.UnconfirmedGone {
+				if pp, ok := named[r.Name]; ok && pp.pod.UID != r.UID && r.Domain != "" {
+					counts.expected[r.Domain]++
+				}
+			}
 		}
 	}
 	counts.countHealthy(placed, records.protecting())

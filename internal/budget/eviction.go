@@ -326,13 +326,24 @@ func DisruptionCondition(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, doma
 }
 
 // CanIgnoreBudget says whether an eviction passes without asking the budget:
-// exactly the pods core's eviction handler lets through (canIgnorePDB):
-// Pending, Succeeded, Failed, or already being deleted. A pod in any other
-// phase (Running, Unknown) is decided by the budget.
+// the pods core's eviction handler lets through (canIgnorePDB) that cannot
+// turn Ready before the API server deletes them: Succeeded, Failed, already
+// being deleted, or Pending without a node. A Pending pod bound to a node
+// is decided like a pod that is not Ready: the API server reads the pod
+// again after this webhook answers, and deletes it as it finds it, Running
+// and Ready by then or not (core guards its own check against that, with a
+// precondition on the pod's version that an admission webhook cannot set);
+// at 1,000 nodes, replacements that landed on nodes about to be drained
+// were let go as Pending and deleted Ready, over their zone's budget. A pod
+// in any other phase (Running, Unknown) is decided by the budget.
 func CanIgnoreBudget(pod *corev1.Pod) bool {
 	switch pod.Status.Phase {
-	case corev1.PodPending, corev1.PodSucceeded, corev1.PodFailed:
+	case corev1.PodSucceeded, corev1.PodFailed:
 		return true
+	case corev1.PodPending:
+		if pod.Spec.NodeName == "" {
+			return true
+		}
 	}
 	return pod.DeletionTimestamp != nil
 }

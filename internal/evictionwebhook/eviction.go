@@ -357,6 +357,26 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res r
 			return refused(c.tdb, d, names), nil
 		}
 	}
+	// The API server evicts whichever pod holds the name when it gets
+	// there. A pod read from the cache whose name a record holds may be a
+	// predecessor the cache still shows healthy while its StatefulSet
+	// replacement already runs, elsewhere: deciding on it would renew the
+	// predecessor's record (AlreadyRecorded) and let the replacement go
+	// uncharged, or charge the wrong domain. Such names are read live.
+	if recordedName(h.status(), covering, pod.Name) {
+		fresh, err := h.livePod(ctx, pod)
+		switch {
+		case err != nil:
+			return result{}, err
+		case fresh == nil:
+			return result{outcome: outcome{"allowed", budget.DecisionPodNotFound}}, nil
+		case fresh.UID != pod.UID || fresh.Spec.NodeName != pod.Spec.NodeName:
+			return refused(covering[0].tdb, staleDecision(covering[0].tdb), names), nil
+		case budget.CanIgnoreBudget(fresh):
+			return result{outcome: outcome{"allowed", budget.DecisionPodNotRunning}}, nil
+		}
+		pod = fresh
+	}
 	// Admission runs before the API server's own PodDisruptionBudget check:
 	// a charge for an eviction core then refuses would hold the domain's
 	// allowance for nothing. Ask core's question first.
@@ -452,6 +472,19 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res r
 		}
 	}
 	return result{outcome: outcome{"allowed", reason}, budgets: names}, nil
+}
+
+// recordedName says whether the newest known status of a covering budget
+// holds a record of a pod named name (of any UID).
+func recordedName(w *budgetstatus.Writer, covering []*coveringBudget, name string) bool {
+	for _, c := range covering {
+		for _, r := range w.Newest(c.tdb).Status.DisruptedPods {
+			if r.Name == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // preconditionMismatch says how the Eviction's preconditions fail on the

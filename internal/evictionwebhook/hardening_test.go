@@ -478,3 +478,32 @@ func TestBlockedMarkWaitsForTheDelay(t *testing.T) {
 		}
 	}
 }
+
+// A Pending pod already bound to a node may turn Running and Ready between
+// this webhook's answer and the API server's deletion (which reads the pod
+// again and deletes it as it finds it): in a domain that has nothing to
+// spare it is refused, as a pod that is not Ready is, instead of passing
+// uncharged as Pending. A Pending pod without a node still passes: it has no
+// domain and cannot be Ready by then.
+func TestScheduledPendingPodNeedsTheBudget(t *testing.T) {
+	disrupted := computed("b", 1, policyv1alpha1.DomainStatus{ExpectedPods: 3, CurrentHealthy: 1, DesiredHealthy: 2}).Obj()
+	for _, tc := range []struct {
+		name    string
+		pod     *corev1.Pod
+		allowed bool
+	}{
+		{"bound to a node", webPod("web-0", "p0").Pending().OnNode("n1").Obj(), false},
+		{"not scheduled", webPod("web-0", "p0").Pending().Obj(), true},
+	} {
+		var writes atomic.Int32
+		server := countingServer(t, []client.Object{tc.pod, zoneNode(), disrupted.DeepCopy()}, &writes)
+		h := newHandler(t, server, server)
+		resp := h.Handle(context.Background(), request(t, eviction(), false))
+		if resp.Allowed != tc.allowed {
+			t.Errorf("Pending pod %s, zone-a has nothing to spare: allowed %v (%+v), want %v", tc.name, resp.Allowed, resp.Result, tc.allowed)
+		}
+		if !tc.allowed && (resp.Result == nil || resp.Result.Code != http.StatusTooManyRequests) {
+			t.Errorf("Pending pod %s: %+v, want a 429", tc.name, resp.Result)
+		}
+	}
+}

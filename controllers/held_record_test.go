@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The tdb-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
+)
+
+// The status controller's pod cache still shows the
+// old web-5 (being deleted, in zone-b) while the StatefulSet has already
+// recreated web-5 in zone-a, where it turned Ready and was evicted: the
+// webhook read it live (the cached web-5 is not healthy) and recorded it,
+// in zone-a. The record's pod is missing from the cache and another pod
+// (its predecessor) holds its name there, so attribution takes the record
+// for "replaced under the same name, and placed" (attribution.go) and
+// drops it; the live read finds the recorded pod itself (same UID), so the
+// record is held (UnconfirmedGone), but a held record changes no number
+// (records.go holdUnconfirmedGone). Zone-a then expects only the two pods
+// the cache shows there and would allow one more eviction while the
+// recorded web-5 is still terminating in it: the held record counts as an
+// expected, not healthy pod of its domain until a live read confirms it.
+func TestHeldRecordOfAPodTheCacheHasNotSeenCountsInItsDomain(t *testing.T) {
+	sts := builders.StatefulSet("web").Namespace(fakeNS).Replicas(6).PodLabels(map[string]string{"app": "web"}).Obj()
+	sts.UID = "sts-web"
+	podOn := func(name string, uid types.UID, node string) *builders.PodWrapper {
+		return builders.Pod(name).Namespace(fakeNS).UID(uid).Labels(map[string]string{"app": "web"}).
+			ControlledBy(builders.RefTo(sts)).OnNode(node).Running().Ready().CreatedAt(fakeT0.Add(-time.Hour))
+	}
+	deleting := func(p *corev1.Pod) *corev1.Pod {
+		ts := metav1.NewTime(fakeT0.Add(-10 * time.Second))
+		p.DeletionTimestamp, p.Finalizers = &ts, []string{"test/keep"}
+		return p
+	}
+	cached := []client.Object{
+		sts,
+		podOn("web-0", "uid-web-0", nodeName("zone-a", 0)).Obj(),
+		podOn("web-1", "uid-web-1", nodeName("zone-a", 1)).Obj(),
+		podOn("web-2", "uid-web-2", nodeName("zone-b", 0)).Obj(),
+		deleting(podOn("web-5", "uid-web-5-old", nodeName("zone-b", 1)).Obj()),
+		podOn("web-3", "uid-web-3", nodeName("zone-c", 0)).Obj(),
+		podOn("web-4", "uid-web-4", nodeName("zone-c", 1)).Obj(),
+	}
+	tdb := created(zonedBudget("web", "web").ObservedGeneration(1).DisruptedPods(policyv1alpha1.DisruptedPod{
+		Name: "web-5", UID: "uid-web-5-new", Domain: "zone-a", ControllerUID: sts.UID, Time: metav1.NewTime(fakeT0.Add(-5 * time.Second)),
+	}).Obj())
+	c := newFakeCluster(t, append(append(zoneNodes(2), cached...), tdb)...)
+	// The API server: the new web-5, in zone-a, being evicted.
+	live := newFakeCluster(t, deleting(podOn("web-5", "uid-web-5-new", nodeName("zone-a", 1)).CreatedAt(fakeT0.Add(-30*time.Second)).Obj()))
+	r := newBudgetReconciler(c, events.NewFakeRecorder(10), clocktesting.NewFakeClock(fakeT0))
+	r.LiveReader = live
+
+	reconcileBudget(t, r, tdb.Name)
+
+	got := rowsOf(c.budgetNamed(t, tdb.Name))
+	// zone-a: web-0, web-1 and the recorded web-5 (terminating): 3 expected,
+	// 2 healthy, 2 needed, nothing to spare.
+	if len(got) == 0 || got[0] != (row{"zone-a", 3, 2, 2, 0}) {
+		t.Errorf("zone-a row = %+v, want {zone-a 3 2 2 0}; all rows:\n%s", got[0], cmp.Diff(nil, got))
+	}
+}
