@@ -211,7 +211,7 @@ type oneRun struct {
 
 func run(ctx context.Context, cfg config) ([]string, error) {
 	start := time.Now()
-	rep := &report{Config: cfg, Commit: commit()}
+	rep := &report{Config: cfg, Commit: kwokenv.Commit()}
 	logDir, err := os.MkdirTemp("", "candrain-")
 	if err != nil {
 		return nil, err
@@ -351,18 +351,6 @@ func buildPlugin(dir string) (string, error) {
 		return "", fmt.Errorf("building kubectl-tdb: %w", err)
 	}
 	return bin, nil
-}
-
-func commit() string {
-	out, err := exec.Command("git", "-C", kwokenv.Root(), "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return ""
-	}
-	s := strings.TrimSpace(string(out))
-	if st, _ := exec.Command("git", "-C", kwokenv.Root(), "status", "--porcelain").Output(); len(st) > 0 {
-		s += "-dirty"
-	}
-	return s
 }
 
 // evictablePerNode counts, per node, the pods `kubectl drain

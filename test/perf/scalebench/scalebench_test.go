@@ -61,7 +61,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"sort"
@@ -242,7 +241,7 @@ type bench struct {
 }
 
 func run(ctx context.Context, cfg config) ([]string, error) {
-	rep := &report{Config: cfg, Commit: commit(), Population: map[string]float64{}, Systems: map[string]*system{}}
+	rep := &report{Config: cfg, Commit: kwokenv.Commit(), Population: map[string]float64{}, Systems: map[string]*system{}}
 	b := &bench{cfg: cfg, drained: map[string]bool{}, original: map[string]bool{}}
 	var err error
 	if b.logDir, err = os.MkdirTemp("", "scalebench-"); err != nil {
@@ -906,16 +905,4 @@ func writeJSON(path string, rep *report) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
-}
-
-func commit() string {
-	out, err := exec.Command("git", "-C", kwokenv.Root(), "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return "unknown"
-	}
-	c := strings.TrimSpace(string(out))
-	if st, _ := exec.Command("git", "-C", kwokenv.Root(), "status", "--porcelain").Output(); len(st) > 0 {
-		c += "-dirty"
-	}
-	return c
 }
