@@ -36,6 +36,8 @@ import (
 
 // evictionCall is one eviction POST as the drainer's client saw it.
 type evictionCall struct {
+	// pod is namespace/name.
+	pod     string
 	at      time.Time
 	took    time.Duration
 	code    int
@@ -56,7 +58,7 @@ func (t *timedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	start := time.Now()
 	resp, err := t.next.RoundTrip(req)
-	c := evictionCall{at: start, took: time.Since(start)}
+	c := evictionCall{pod: podOf(req.URL.Path), at: start, took: time.Since(start)}
 	if err != nil {
 		c.errText = err.Error()
 	} else {
@@ -66,6 +68,18 @@ func (t *timedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.calls = append(t.calls, c)
 	t.mu.Unlock()
 	return resp, err
+}
+
+// podOf is the namespace/name of an eviction's path,
+// /api/v1/namespaces/NS/pods/NAME/eviction.
+func podOf(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	for i := 0; i+3 < len(parts); i++ {
+		if parts[i] == "namespaces" && parts[i+2] == "pods" {
+			return parts[i+1] + "/" + parts[i+3]
+		}
+	}
+	return path
 }
 
 func (t *timedTransport) take() []evictionCall {

@@ -102,6 +102,7 @@ type workload struct {
 	// violating is the zone set of the open excess ("" none).
 	violating string
 	history   []string
+	states    []state
 }
 
 type debt struct{ zone, name string }
@@ -134,6 +135,8 @@ type watcher struct {
 	// excesses count the times a workload went over budget after an event
 	// other than an eviction.
 	excesses int
+	// candidates are the evictions that left their zone over budget.
+	candidates []candidate
 
 	// The status lag (TDB system only).
 	statuses   map[types.NamespacedName]*policyv1alpha1.TopologyDisruptionBudgetStatus
@@ -258,7 +261,7 @@ func (w *watcher) arm() {
 	w.events <- func() {
 		w.start = time.Now()
 		w.mu.Lock()
-		w.checked, w.violations, w.lags, w.excesses = 0, nil, nil, 0
+		w.checked, w.violations, w.lags, w.excesses, w.candidates = 0, nil, nil, 0, nil
 		w.mu.Unlock()
 		for k := range w.pending {
 			delete(w.pending, k)
@@ -316,7 +319,7 @@ func (w *watcher) podEvent(at time.Time, key, name string, p *wpod, gone bool) {
 		}
 	}
 	wl.note(at, w.start, name, p, gone, w.zoneOf)
-	w.check(at, wl, evicted)
+	w.check(at, wl, evicted, name)
 }
 
 // note keeps the workload's last events, for evidence.
@@ -406,7 +409,7 @@ func (w *watcher) unavailable(wl *workload, records map[string]bool) (expected, 
 // violation; an excess that follows another event (a replacement that
 // lands unready in another zone than the pod it replaces) is only counted
 // as such.
-func (w *watcher) check(at time.Time, wl *workload, evicted string) {
+func (w *watcher) check(at time.Time, wl *workload, evicted, pod string) {
 	w.mu.Lock()
 	w.checked++
 	w.mu.Unlock()
@@ -423,6 +426,7 @@ func (w *watcher) check(at time.Time, wl *workload, evicted string) {
 	expected, healthy, total, totalHealthy := w.unavailable(wl, records)
 	var over []string
 	blame := false
+	st := state{room: map[string]int{}, disrupted: map[string]bool{}}
 	if wl.rule.perZone {
 		disrupted := 0
 		zones := make([]string, 0, len(expected))
@@ -434,7 +438,9 @@ func (w *watcher) check(at time.Time, wl *workload, evicted string) {
 			u := expected[z] - healthy[z]
 			if u > 0 {
 				disrupted++
+				st.disrupted[z] = true
 			}
+			st.room[z] = wl.rule.allowedUnavailable(expected[z]) - u
 			if a := wl.rule.allowedUnavailable(expected[z]); u > a {
 				over = append(over, fmt.Sprintf("%s: %d of %d unavailable, %d allowed", z, u, expected[z], a))
 				blame = blame || (evicted != "" && z == evicted)
@@ -449,23 +455,82 @@ func (w *watcher) check(at time.Time, wl *workload, evicted string) {
 				w.lagPod(at, lagKey{wl.ns, wl.app, z}, healthy[z])
 			}
 		}
-	} else if u, a := total-totalHealthy, wl.rule.allowedUnavailable(total); u > a {
-		over = append(over, fmt.Sprintf("%d of %d unavailable, %d allowed", u, total, a))
-		blame = evicted != ""
+	} else {
+		u, a := total-totalHealthy, wl.rule.allowedUnavailable(total)
+		st.room[""] = a - u
+		if u > a {
+			over = append(over, fmt.Sprintf("%d of %d unavailable, %d allowed", u, total, a))
+			blame = evicted != ""
+		}
 	}
 	sig := strings.Join(over, "; ")
 	if !w.start.IsZero() {
 		w.mu.Lock()
 		switch {
 		case blame:
-			w.violations = append(w.violations, violation{At: at.Sub(w.start).Round(time.Millisecond), Workload: wl.ns + "/" + wl.app,
-				Detail: "an eviction in " + evicted + " left " + sig + " (" + w.podsLine(wl) + "; last events: " + strings.Join(wl.history, ", ") + ")"})
+			zone := evicted
+			if !wl.rule.perZone {
+				zone = ""
+			}
+			w.candidates = append(w.candidates, candidate{wl: wl, pod: wl.ns + "/" + pod, zone: zone, at: at, before: len(wl.states),
+				v: violation{At: at.Sub(w.start).Round(time.Millisecond), Workload: wl.ns + "/" + wl.app,
+					Detail: "an eviction in " + evicted + " left " + sig + " (" + w.podsLine(wl) + "; last events: " + strings.Join(wl.history, ", ") + ")"}})
 		case sig != "" && wl.violating == "":
 			w.excesses++
 		}
 		w.mu.Unlock()
 	}
+	st.at = at
+	wl.states = append(wl.states, st)
 	wl.violating = sig
+}
+
+// state is a workload's room for one more eviction after an event: per
+// zone ("" for a PDB's whole workload) the unavailable pods it may still
+// add, and the zones disrupted.
+type state struct {
+	at        time.Time
+	room      map[string]int
+	disrupted map[string]bool
+}
+
+// allows says whether one more eviction of a healthy pod in zone was within
+// the workload's budget in this state.
+func (st state) allows(r *rule, zone string) bool {
+	if st.room[zone] < 1 {
+		return false
+	}
+	return r.maxDisrupted == 0 || st.disrupted[zone] || len(st.disrupted) < r.maxDisrupted
+}
+
+// candidate is an eviction of a healthy pod after which its zone was over
+// budget: a violation unless, at some moment between the eviction call and
+// the pod's deletion (when the budget decided it), the eviction was within
+// the budget (a replacement then landed unready in the zone, or another
+// event came between the decision and the deletion).
+type candidate struct {
+	wl     *workload
+	pod    string
+	zone   string
+	at     time.Time
+	before int // the states before the eviction: wl.states[:before]
+	v      violation
+}
+
+// decidedWithinBudget says whether the eviction was within budget in a
+// state between sent (the call) and the eviction's deletion.
+func (c candidate) decidedWithinBudget(sent time.Time) bool {
+	states := c.wl.states[:c.before]
+	i := sort.Search(len(states), func(i int) bool { return states[i].at.After(sent) })
+	if i > 0 {
+		i-- // the state the call found
+	}
+	for ; i < len(states); i++ {
+		if states[i].allows(c.wl.rule, c.zone) {
+			return true
+		}
+	}
+	return false
 }
 
 // podsLine lists the workload's unhealthy pods and debts, for evidence.
@@ -514,7 +579,7 @@ func (w *watcher) statusEvent(at time.Time, key types.NamespacedName, st *policy
 		return
 	}
 	// The records changed what counts as healthy: measure again.
-	w.check(at, wl, "")
+	w.check(at, wl, "", "")
 	for _, d := range st.Domains {
 		k := lagKey{key.Namespace, key.Name, d.Name}
 		if h, ok := w.healthy[k]; ok && int(d.CurrentHealthy) == h {
@@ -541,20 +606,47 @@ func domainHealthy(st *policyv1alpha1.TopologyDisruptionBudgetStatus, zone strin
 
 // watchReport is what the watcher found.
 type watchReport struct {
-	Checked    int
-	Excesses   int
+	Checked  int
+	Excesses int
+	// Violations are the evictions over budget at every moment from the
+	// eviction call to the deletion; Races those over budget at the
+	// deletion only (the budget allowed them when it decided).
 	Violations []violation
+	Races      int
 	Lags       []time.Duration
 	Unresolved int
 }
 
-func (w *watcher) report() watchReport {
+// report judges the candidates against the eviction calls (their send
+// times) and returns what the watcher found.
+func (w *watcher) report(calls []evictionCall) watchReport {
 	w.flush()
+	sent := map[string][]time.Time{}
+	for _, c := range calls {
+		if c.code == 201 {
+			sent[c.pod] = append(sent[c.pod], c.at)
+		}
+	}
 	done := make(chan watchReport)
 	w.events <- func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		r := watchReport{Checked: w.checked, Excesses: w.excesses, Violations: append([]violation(nil), w.violations...), Lags: append([]time.Duration(nil), w.lags...)}
+		r := watchReport{Checked: w.checked, Excesses: w.excesses, Lags: append([]time.Duration(nil), w.lags...)}
+		for _, c := range w.candidates {
+			// The last allowed call for the pod before its deletion; none
+			// (deleted otherwise): judged at the deletion alone.
+			from := c.at
+			for _, t := range sent[c.pod] {
+				if !t.After(c.at) && (from.Equal(c.at) || t.After(from)) {
+					from = t
+				}
+			}
+			if c.decidedWithinBudget(from) {
+				r.Races++
+				continue
+			}
+			r.Violations = append(r.Violations, c.v)
+		}
 		for _, p := range w.pending {
 			r.Unresolved += len(p)
 		}
