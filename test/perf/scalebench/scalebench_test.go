@@ -46,7 +46,7 @@ limitations under the License.
 // issue 16 it misses (printed as MISSED; the JSON has them all).
 //
 // Environment: NODES (1000), PODS (10000, the DaemonSet's included),
-// BUDGETS (100: workloads, one budget each), ROUNDS (1), RECYCLE (a tenth of
+// BUDGETS (PODS/100: workloads, one budget each), ROUNDS (1), RECYCLE (a tenth of
 // NODES), RETRY_DELAY (5s), OUT (the results as JSON), PROFILE_DIR (where
 // the profiles go; default the log directory), PROFILE_SECONDS (60),
 // MANAGER (a manager binary to run instead of building this tree's), PPROF=0
@@ -136,6 +136,14 @@ func loadConfig() (config, error) {
 			return c, fmt.Errorf("RETRY_DELAY=%q: want a duration such as 5s", v)
 		}
 		c.RetryDelaySec = d.Seconds()
+	}
+	if os.Getenv("BUDGETS") == "" {
+		// A hundred pods a workload (90 without the DaemonSet's), whatever
+		// the size: a smaller or larger run keeps the workloads' shape, and
+		// "minAvailable: 90%" of a zone's pods still allows one (of fewer
+		// than ten pods a zone it would allow none, and the drains wait
+		// for ever).
+		c.Budgets = max(3, c.Pods/100)
 	}
 	if c.Recycle == 0 {
 		c.Recycle = max(kwokenv.ScaleZones, c.Nodes/10)
