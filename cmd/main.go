@@ -114,8 +114,8 @@ func run() error {
 	flag.StringVar(&certOptions.WebhookConfigName, "webhook-config-name", "tdb-validating-webhook-configuration", "The ValidatingWebhookConfiguration of the eviction webhook: with --cert-rotation it gets the CA bundle; its namespaceSelector tells which namespaces' budgets are enforced (a budget elsewhere reports DisruptionAllowed=False, reason NotEnforced). make run-local registers tdb-operator-local.")
 	flag.StringVar(&operatorNS, "operator-namespace", envOr("POD_NAMESPACE", "tdb-system"), "The operator's own namespace; evictions there always pass, so draining the operator's node cannot deadlock. Default: $POD_NAMESPACE, else tdb-system.")
 	flag.StringVar(&pprofAddr, "pprof-bind-address", "", "Address Go's pprof handlers (/debug/pprof/) bind to, e.g. 127.0.0.1:8082, for CPU and heap profiles; empty (the default) disables them. They are unauthenticated: bind them to localhost and reach them with kubectl port-forward.")
-	flag.Float64Var(&apiQPS, "kube-api-qps", 50, "Queries per second the manager's client may send the API server on average (client-go's client-side limit; the webhook's status writes and live reads count against it). See docs/scale.md.")
-	flag.IntVar(&apiBurst, "kube-api-burst", 100, "Requests the manager's client may send the API server in a burst above --kube-api-qps. See docs/scale.md.")
+	flag.Float64Var(&apiQPS, "kube-api-qps", -1, "Requests per second the manager's clients may send the API server on average (client-go's client-side limit, one bucket per client and resource type); negative (the default, as controller-runtime's): no client-side limit, the API server's priority and fairness decides. See docs/scale.md.")
+	flag.IntVar(&apiBurst, "kube-api-burst", 100, "With a positive --kube-api-qps: the requests the manager's clients may send in a burst above it.")
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
@@ -175,10 +175,14 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	if apiQPS <= 0 || apiBurst <= 0 {
-		return fmt.Errorf("--kube-api-qps=%v, --kube-api-burst=%d: want positive numbers", apiQPS, apiBurst)
+	switch {
+	case apiQPS == 0 || (apiQPS > 0 && apiBurst <= 0):
+		return fmt.Errorf("--kube-api-qps=%v, --kube-api-burst=%d: want a negative QPS (no client-side limit) or a positive QPS and burst", apiQPS, apiBurst)
+	case apiQPS > 0:
+		cfg.QPS, cfg.Burst = float32(apiQPS), apiBurst
+	default:
+		cfg.QPS = -1
 	}
-	cfg.QPS, cfg.Burst = float32(apiQPS), apiBurst
 	mgr, err := ctrl.NewManager(cfg, managerOptions)
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)

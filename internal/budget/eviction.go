@@ -145,11 +145,15 @@ func RefusePlacement(tdb *policyv1alpha1.TopologyDisruptionBudget, err error) De
 // with the budget's resourceVersion so that concurrent decisions serialise.
 func DecideEviction(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) Decision {
 	pod := req.Pod
+	st := &tdb.Status
 	if CanIgnoreBudget(pod) {
+		if IsBoundPending(pod) && findDomain(st.Domains, req.Domain) != nil && findRecord(st.DisruptedPods, pod) < 0 &&
+			len(st.DisruptedPods) < MaxDisruptedPods && st.ObservedGeneration >= tdb.Generation {
+			return Decision{Allowed: true, Reason: DecisionPodNotRunning, Status: addRecord(tdb, req)}
+		}
 		return Decision{Allowed: true, Reason: DecisionPodNotRunning}
 	}
 	name := fmt.Sprintf("%s/%s", tdb.Namespace, tdb.Name)
-	st := &tdb.Status
 	if c := apimeta.FindStatusCondition(st.Conditions, policyv1alpha1.ConditionDisruptionAllowed); c != nil &&
 		(c.Reason == policyv1alpha1.ReasonSyncFailed || c.Reason == policyv1alpha1.ReasonDomainError) {
 		d := refuse(DecisionBlocked, "topology disruption budget %s: no disruption is allowed: %s", name, c.Message)
@@ -326,26 +330,31 @@ func DisruptionCondition(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, doma
 }
 
 // CanIgnoreBudget says whether an eviction passes without asking the budget:
-// the pods core's eviction handler lets through (canIgnorePDB) that cannot
-// turn Ready before the API server deletes them: Succeeded, Failed, already
-// being deleted, or Pending without a node. A Pending pod bound to a node
-// is decided like a pod that is not Ready: the API server reads the pod
-// again after this webhook answers, and deletes it as it finds it, Running
-// and Ready by then or not (core guards its own check against that, with a
-// precondition on the pod's version that an admission webhook cannot set);
-// at 1,000 nodes, replacements that landed on nodes about to be drained
-// were let go as Pending and deleted Ready, over their zone's budget. A pod
-// in any other phase (Running, Unknown) is decided by the budget.
+// exactly the pods core's eviction handler lets through (canIgnorePDB):
+// Pending, Succeeded, Failed, or already being deleted. A pod in any other
+// phase (Running, Unknown) is decided by the budget. A Pending pod bound to
+// a node passes too, but recorded (IsBoundPending).
 func CanIgnoreBudget(pod *corev1.Pod) bool {
 	switch pod.Status.Phase {
-	case corev1.PodSucceeded, corev1.PodFailed:
+	case corev1.PodPending, corev1.PodSucceeded, corev1.PodFailed:
 		return true
-	case corev1.PodPending:
-		if pod.Spec.NodeName == "" {
-			return true
-		}
 	}
 	return pod.DeletionTimestamp != nil
+}
+
+// IsBoundPending says whether the pod is Pending on a node and not being
+// deleted: it passes as core lets it pass, but its eviction is recorded
+// (without a charge). The API server reads the pod again after the webhook
+// answers and deletes it as it finds it, Running and Ready by then or not
+// (core guards its own check with a precondition on the pod's version, which
+// an admission webhook cannot set); the record keeps such a pod from being
+// counted healthy, so no allowance is ever computed from a pod whose
+// deletion is already under way. At 1,000 nodes, replacements that landed
+// on nodes about to be drained went that way; refusing them instead would
+// hold a drain for ever on a pod stuck Pending (an image that does not
+// pull), which core lets go.
+func IsBoundPending(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodPending && pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil
 }
 
 func refuse(reason Reason, format string, args ...any) Decision {

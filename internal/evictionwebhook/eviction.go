@@ -304,9 +304,11 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res r
 		// charge. Answered here, so that no record is left for it.
 		return result{outcome: outcome{"refused", budget.DecisionPreconditionFailed}, code: http.StatusConflict, message: msg}, nil
 	}
-	if budget.CanIgnoreBudget(pod) {
-		// Pending, terminal and deleting pods pass, as in core, whatever
-		// their node or budgets say.
+	if budget.CanIgnoreBudget(pod) && !budget.IsBoundPending(pod) {
+		// Terminal, deleting and unscheduled pods pass, as in core,
+		// whatever their node or budgets say. A Pending pod on a node
+		// passes too, recorded by the budgets that cover it
+		// (budget.IsBoundPending).
 		return result{outcome: outcome{"allowed", budget.DecisionPodNotRunning}}, nil
 	}
 	covering, err := h.covering(ctx, pod)
@@ -380,8 +382,11 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res r
 	// Admission runs before the API server's own PodDisruptionBudget check:
 	// a charge for an eviction core then refuses would hold the domain's
 	// allowance for nothing. Ask core's question first.
-	if res, refusedByPDB, err := h.checkPDBs(ctx, pod, covering, names); err != nil || refusedByPDB {
-		return res, err
+	// (Core lets a Pending pod go without asking its PDBs.)
+	if !budget.CanIgnoreBudget(pod) {
+		if res, refusedByPDB, err := h.checkPDBs(ctx, pod, covering, names); err != nil || refusedByPDB {
+			return res, err
+		}
 	}
 	if len(covering) == 1 && !er.dryRun {
 		// The common case: one budget. Its grants are decided and written
@@ -423,7 +428,7 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res r
 		if fresh.UID != pod.UID || fresh.Spec.NodeName != pod.Spec.NodeName {
 			return refused(covering[0].tdb, staleDecision(covering[0].tdb), names), nil
 		}
-		if budget.CanIgnoreBudget(fresh) {
+		if budget.CanIgnoreBudget(fresh) && !budget.IsBoundPending(fresh) {
 			return result{outcome: outcome{"allowed", budget.DecisionPodNotRunning}}, nil
 		}
 		pod = fresh

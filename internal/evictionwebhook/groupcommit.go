@@ -213,7 +213,7 @@ func (h *EvictionHandler) tryCommit(ctx context.Context, batch []*grant, base *p
 				// or bound elsewhere: its domain was not found for it.
 				decisions[i] = staleDecision(work)
 				continue
-			case budget.CanIgnoreBudget(fresh):
+			case budget.CanIgnoreBudget(fresh) && !budget.IsBoundPending(fresh):
 				decisions[i] = budget.Decision{Allowed: true, Reason: budget.DecisionPodNotRunning}
 				continue
 			}

@@ -481,29 +481,40 @@ func TestBlockedMarkWaitsForTheDelay(t *testing.T) {
 
 // A Pending pod already bound to a node may turn Running and Ready between
 // this webhook's answer and the API server's deletion (which reads the pod
-// again and deletes it as it finds it): in a domain that has nothing to
-// spare it is refused, as a pod that is not Ready is, instead of passing
-// uncharged as Pending. A Pending pod without a node still passes: it has no
-// domain and cannot be Ready by then.
-func TestScheduledPendingPodNeedsTheBudget(t *testing.T) {
+// again and deletes it as it finds it). It passes, as core lets it pass (a
+// pod stuck Pending must not hold a drain), even where its domain has
+// nothing to spare and a PDB over it allows nothing; but its eviction is
+// recorded, without a charge, so that the budget never counts it healthy.
+// A Pending pod without a node passes unrecorded: it has no domain.
+func TestScheduledPendingPodPassesRecorded(t *testing.T) {
 	disrupted := computed("b", 1, policyv1alpha1.DomainStatus{ExpectedPods: 3, CurrentHealthy: 1, DesiredHealthy: 2}).Obj()
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-pdb"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(3)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+		Status: policyv1.PodDisruptionBudgetStatus{ExpectedPods: 3, CurrentHealthy: 2, DesiredHealthy: 3}}
 	for _, tc := range []struct {
-		name    string
-		pod     *corev1.Pod
-		allowed bool
+		name     string
+		pod      *corev1.Pod
+		recorded bool
 	}{
-		{"bound to a node", webPod("web-0", "p0").Pending().OnNode("n1").Obj(), false},
-		{"not scheduled", webPod("web-0", "p0").Pending().Obj(), true},
+		{"bound to a node", webPod("web-0", "p0").Pending().OnNode("n1").Obj(), true},
+		{"not scheduled", webPod("web-0", "p0").Pending().Obj(), false},
 	} {
 		var writes atomic.Int32
-		server := countingServer(t, []client.Object{tc.pod, zoneNode(), disrupted.DeepCopy()}, &writes)
+		server := countingServer(t, []client.Object{tc.pod, zoneNode(), disrupted.DeepCopy(), pdb.DeepCopy()}, &writes)
 		h := newHandler(t, server, server)
 		resp := h.Handle(context.Background(), request(t, eviction(), false))
-		if resp.Allowed != tc.allowed {
-			t.Errorf("Pending pod %s, zone-a has nothing to spare: allowed %v (%+v), want %v", tc.name, resp.Allowed, resp.Result, tc.allowed)
+		if !resp.Allowed {
+			t.Errorf("Pending pod %s: refused (%+v), want allowed as core allows it", tc.name, resp.Result)
+			continue
 		}
-		if !tc.allowed && (resp.Result == nil || resp.Result.Code != http.StatusTooManyRequests) {
-			t.Errorf("Pending pod %s: %+v, want a 429", tc.name, resp.Result)
+		got := getBudget(t, server, "b").Status
+		recorded := len(got.DisruptedPods) == 1 && got.DisruptedPods[0].Name == "web-0" && got.DisruptedPods[0].UID == "p0"
+		if recorded != tc.recorded || (!tc.recorded && len(got.DisruptedPods) != 0) {
+			t.Errorf("Pending pod %s: records %+v, want recorded=%v", tc.name, got.DisruptedPods, tc.recorded)
+		}
+		if d := got.Domains[0]; d.CurrentHealthy != 1 || d.DisruptionsAllowed != 0 {
+			t.Errorf("Pending pod %s: zone-a %+v, want the numbers untouched (no charge)", tc.name, d)
 		}
 	}
 }
