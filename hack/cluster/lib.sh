@@ -230,5 +230,6 @@ ensure_nodes() {
   if [[ -n "${manifest}" ]]; then
     printf '%s' "${manifest}" | kc create -f - >/dev/null
   fi
-  wait_nodes_ready 120s "$@"
+  # kwok marks a few nodes Ready a second under load: wait longer for more.
+  wait_nodes_ready "$((120 + $# / 2))s" "$@"
 }

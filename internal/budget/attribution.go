@@ -27,12 +27,13 @@ import (
 )
 
 // Missing-pod attribution: a controller's missing pods (its scale minus its
-// scheduled pods) must count against some domain, never be ignored, or an
+// scheduled pods not being deleted) must count against some domain, never be ignored, or an
 // eviction whose replacement does not exist yet would let another domain be
 // disrupted at the same time. The rules, in order:
 //
 //  1. A missing pod explained by an eviction record of the same controller
-//     belongs to the record's domain. A record whose pod's name is now held
+//     belongs to the record's domain; a pod being deleted explains one in its
+//     domain the same way (it counts there already, as itself). A record whose pod's name is now held
 //     by a scheduled pod of the same controller (a StatefulSet replacement)
 //     is done: that pod counts where it runs. When the controller misses at
 //     least as many pods as it has records, every record explains one. When
@@ -71,8 +72,11 @@ type ownerPods struct {
 	// scheduled counts the controller's placed pods by domain; pods outside
 	// nodeSelectorTerm and pods without a domain have their own keys.
 	scheduled map[string]int32
-	total     int32
-	records   []policyv1alpha1.DisruptedPod
+	// deleting counts, by the same keys, the scheduled pods being deleted.
+	deleting map[string]int32
+	// total counts the placed pods not being deleted.
+	total   int32
+	records []policyv1alpha1.DisruptedPod
 	// goneDomains are the domains of the controller's pods whose node is
 	// gone ("" when unknown): each is a missing pod of that domain.
 	goneDomains []string
@@ -96,7 +100,7 @@ func attributeMissing(placed placement, gone []policyv1alpha1.DisruptedPod, owne
 		}
 		op := byOwner[o.UID]
 		if op == nil {
-			op = &ownerPods{owner: o, scheduled: map[string]int32{}}
+			op = &ownerPods{owner: o, scheduled: map[string]int32{}, deleting: map[string]int32{}}
 			byOwner[o.UID] = op
 		}
 		return op, true
@@ -120,13 +124,32 @@ func attributeMissing(placed placement, gone []policyv1alpha1.DisruptedPod, owne
 			}
 			continue
 		}
+		key := ""
 		switch pp.kind {
 		case inDomain:
-			op.scheduled[pp.domain]++
+			key = pp.domain
 		case uncovered:
-			op.scheduled[uncoveredKey]++
+			key = uncoveredKey
 		case noDomain:
-			op.scheduled[noDomainKey]++
+			key = noDomainKey
+		}
+		if key != "" {
+			// It counts where it runs. Being deleted, it is also one of its
+			// controller's missing pods (a ReplicaSet replaces it at once,
+			// while it still exists), and its replacement, if any, says
+			// nothing of which missing pod it replaced: it explains a
+			// missing pod like an eviction record does, in its domain.
+			op.scheduled[key]++
+			if pp.pod.DeletionTimestamp != nil {
+				op.deleting[key]++
+				op.records = append(op.records, policyv1alpha1.DisruptedPod{
+					Name: deletingRecordPrefix + pp.pod.Name, Domain: key, Time: *pp.pod.DeletionTimestamp})
+				continue
+			}
+			op.total++
+			continue
+		}
+		switch pp.kind {
 		case unscheduled:
 			op.unscheduled = append(op.unscheduled, pp.pod.CreationTimestamp.Time)
 			continue
@@ -145,7 +168,6 @@ func attributeMissing(placed placement, gone []policyv1alpha1.DisruptedPod, owne
 			}
 			continue
 		}
-		op.total++
 	}
 	// Names of scheduled pods, by controller: a record of one of them has
 	// its replacement placed.
@@ -176,7 +198,7 @@ func attributeMissing(placed placement, gone []policyv1alpha1.DisruptedPod, owne
 	// scale is missing everywhere (rule 3).
 	for _, o := range controllers {
 		if _, ok := byOwner[o.UID]; !ok {
-			byOwner[o.UID] = &ownerPods{owner: o, scheduled: map[string]int32{}}
+			byOwner[o.UID] = &ownerPods{owner: o, scheduled: map[string]int32{}, deleting: map[string]int32{}}
 		}
 	}
 	// Iterate owners in a stable order so results are deterministic.
@@ -207,17 +229,18 @@ func (att *attribution) addOwner(op *ownerPods) {
 	}
 	// Rule 1: records explain the other missing pods, in their domains.
 	records, open, older := explainingRecords(op.records, op.unscheduled, missing-explained)
+	charged := map[string]int32{}
 	if n := min(open, int32(len(records))); n > 0 {
 		perDomain := map[string]int32{}
 		for _, r := range records {
 			perDomain[r.Domain]++
 		}
 		for d, k := range perDomain {
-			att.expected[d] += min(k, open)
+			charged[d] = min(k, open)
 		}
 		explained += n
 		for _, r := range records {
-			if !strings.HasPrefix(r.Name, goneRecordPrefix) {
+			if !strings.HasPrefix(r.Name, goneRecordPrefix) && !strings.HasPrefix(r.Name, deletingRecordPrefix) {
 				att.keptRecords = append(att.keptRecords, r)
 			}
 		}
@@ -237,6 +260,7 @@ func (att *attribution) addOwner(op *ownerPods) {
 	switch len(op.scheduled) {
 	case 0:
 		att.everyDomain += rest
+		att.charge(charged, nil)
 	case 1:
 		// Rule 2: the controller's scale, less what records placed
 		// elsewhere, belongs to its one domain.
@@ -245,11 +269,25 @@ func (att *attribution) addOwner(op *ownerPods) {
 				att.expected[d] += op.owner.Replicas - explained - spread
 			}
 		}
+		att.charge(charged, nil)
 	default:
 		for d, n := range op.scheduled {
 			if isDomainKey(d) {
 				att.expected[d] += n + rest
 			}
+		}
+		// A pod being deleted already counts where it runs: a domain's
+		// charge adds what its deleting pods do not cover.
+		att.charge(charged, op.deleting)
+	}
+}
+
+// charge adds the missing pods records place in each domain, less the
+// deleting pods already counted there.
+func (att *attribution) charge(charged, counted map[string]int32) {
+	for d, k := range charged {
+		if isDomainKey(d) && k > counted[d] {
+			att.expected[d] += k - counted[d]
 		}
 	}
 }
@@ -317,3 +355,8 @@ func explainingRecords(records []policyv1alpha1.DisruptedPod, unscheduled []time
 // goneRecordPrefix names the stand-in record of a deleting pod on a deleted
 // node: it explains a missing pod like a record, and is never written.
 const goneRecordPrefix = "\x00gone/"
+
+// deletingRecordPrefix names the stand-in record of a pod being deleted on a
+// node that exists: it explains a missing pod of its domain, and is never
+// written.
+const deletingRecordPrefix = "\x00deleting/"

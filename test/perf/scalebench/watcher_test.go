@@ -322,6 +322,10 @@ func (w *watcher) podEvent(at time.Time, key, name string, p *wpod, gone bool) {
 	w.check(at, wl, evicted, name)
 }
 
+// historyLen is how many of a workload's last events a violation shows:
+// enough to cover a replacement's life from its creation to Ready.
+const historyLen = 40
+
 // note keeps the workload's last events, for evidence.
 func (wl *workload) note(at, start time.Time, name string, p *wpod, gone bool, zoneOf map[string]string) {
 	state := "unready"
@@ -336,8 +340,8 @@ func (wl *workload) note(at, start time.Time, name string, p *wpod, gone bool, z
 		state = "healthy"
 	}
 	wl.history = append(wl.history, fmt.Sprintf("%.3fs %s %s %s", at.Sub(start).Seconds(), name, state, zoneOf[p.node]))
-	if len(wl.history) > 12 {
-		wl.history = wl.history[len(wl.history)-12:]
+	if len(wl.history) > historyLen {
+		wl.history = wl.history[len(wl.history)-historyLen:]
 	}
 }
 
