@@ -17,6 +17,9 @@ limitations under the License.
 package controllers
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -82,5 +85,50 @@ func TestHeldRecordOfAPodTheCacheHasNotSeenCountsInItsDomain(t *testing.T) {
 	// 2 healthy, 2 needed, nothing to spare.
 	if len(got) == 0 || got[0] != (row{"zone-a", 3, 2, 2, 0}) {
 		t.Errorf("zone-a row = %+v, want {zone-a 3 2 2 0}; all rows:\n%s", got[0], cmp.Diff(nil, got))
+	}
+}
+
+// failingReader answers every read with an error, as an API server that
+// cannot be reached.
+type failingReader struct{ client.Reader }
+
+func (failingReader) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
+	return errors.New("connection refused")
+}
+
+// A record the controller would drop (its pod is gone from the cache and
+// nothing is missing) is held until a live read confirms its pod gone. When
+// that read fails, the pass must come back soon: no pod event may follow,
+// and the held record keeps a domain one short until it is confirmed.
+func TestFailedLiveReadOfAHeldRecordIsRetried(t *testing.T) {
+	sts := builders.StatefulSet("web").Namespace(fakeNS).Replicas(6).PodLabels(map[string]string{"app": "web"}).Obj()
+	sts.UID = "sts-web"
+	var objs []client.Object
+	objs = append(objs, sts)
+	for i, z := range []string{"zone-a", "zone-a", "zone-b", "zone-b", "zone-c", "zone-c"} {
+		name := fmt.Sprintf("web-%d", i)
+		objs = append(objs, builders.Pod(name).Namespace(fakeNS).UID(types.UID("uid-"+name)).Labels(map[string]string{"app": "web"}).
+			ControlledBy(builders.RefTo(sts)).OnNode(nodeName(z, i%2)).Running().Ready().CreatedAt(fakeT0.Add(-time.Hour)).Obj())
+	}
+	// web-9 was evicted from zone-a; the cache no longer shows it, and
+	// nothing is missing: the record would be dropped once confirmed.
+	tdb := created(zonedBudget("web", "web").ObservedGeneration(1).DisruptedPods(policyv1alpha1.DisruptedPod{
+		Name: "web-9", UID: "uid-web-9", Domain: "zone-a", ControllerUID: sts.UID, Time: metav1.NewTime(fakeT0.Add(-5 * time.Second)),
+	}).Obj())
+	c := newFakeCluster(t, append(append(zoneNodes(2), objs...), tdb)...)
+	r := newBudgetReconciler(c, events.NewFakeRecorder(10), clocktesting.NewFakeClock(fakeT0))
+	r.LiveReader = failingReader{}
+
+	res := reconcileBudget(t, r, tdb.Name)
+
+	held := false
+	for _, rec := range c.budgetNamed(t, tdb.Name).Status.DisruptedPods {
+		held = held || rec.Name == "web-9"
+	}
+	if !held {
+		t.Fatalf("the record of web-9 was dropped without a live read confirming its pod gone")
+	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > 5*time.Second {
+		t.Errorf("after a failed live read the pass comes back after %v; want within 5s", res.RequeueAfter)
 	}
 }

@@ -60,6 +60,11 @@ const customScaleResync = 30 * time.Second
 // (usually the eviction webhook) is retried, if no watch event comes first.
 const conflictRetry = 250 * time.Millisecond
 
+// liveReadRetry is how soon a pass whose live read of a held eviction record
+// failed is run again: the record holds its domain's allowance until a read
+// confirms it.
+const liveReadRetry = 2 * time.Second
+
 // BudgetReconciler computes each TopologyDisruptionBudget's status from the
 // cached pods, nodes and owner scales, and writes it once per change.
 type BudgetReconciler struct {
@@ -186,6 +191,9 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	now := r.Clock.Now()
 	seen := r.sightings.see(req.NamespacedName, tdb.Status.DisruptedPods, now)
 	var fingerprint uint64
+	// unread: a live read of a held record failed; the pass comes back
+	// soon, as no pod event may follow.
+	unread := false
 	res, custom, err := r.compute(ctx, &tdb, now, seen, recordChecks{}, &fingerprint)
 	if err == nil && len(res.Unconfirmed)+len(res.UnconfirmedGone) > 0 {
 		// Records are dropped only on a live read of their pod: past their
@@ -194,6 +202,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		checks, cerr := r.confirmRecords(ctx, tdb.Namespace, res.Unconfirmed, res.UnconfirmedGone)
 		if cerr != nil {
 			logger.Error(cerr, "confirming eviction records", "tdb", klog.KObj(&tdb))
+			unread = true
 		}
 		if len(checks.phantoms)+len(checks.gone) > 0 {
 			res, custom, err = r.compute(ctx, &tdb, now, seen, checks, &fingerprint)
@@ -222,7 +231,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if equality.Semantic.DeepEqual(&tdb.Status, next) {
 		exportAllowances(&tdb)
 		r.Passes.ended(ctx, &tdb, fingerprint)
-		return r.requeue(res, custom, now), nil
+		return r.requeue(res, custom, unread, now), nil
 	}
 	written, err := r.status().Update(ctx, &tdb, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
 		base.Status = *next
@@ -243,7 +252,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	exportAllowances(&tdb)
 	r.emitEvents(&tdb, &res)
 	r.Passes.ended(ctx, &tdb, fingerprint)
-	return r.requeue(res, custom, now), nil
+	return r.requeue(res, custom, unread, now), nil
 }
 
 // compute gathers the inputs of one budget from the cache and computes it;
@@ -375,13 +384,16 @@ func (r *BudgetReconciler) failClosed(ctx context.Context, tdb *policyv1alpha1.T
 	return err
 }
 
-func (r *BudgetReconciler) requeue(res budget.Result, custom bool, now time.Time) ctrl.Result {
+func (r *BudgetReconciler) requeue(res budget.Result, custom, unread bool, now time.Time) ctrl.Result {
 	var after time.Duration
 	if res.RecheckAt != nil {
 		after = res.RecheckAt.Sub(now) + time.Second
 	}
 	if custom && (after == 0 || after > customScaleResync) {
 		after = customScaleResync
+	}
+	if unread && (after == 0 || after > liveReadRetry) {
+		after = liveReadRetry
 	}
 	return ctrl.Result{RequeueAfter: after}
 }

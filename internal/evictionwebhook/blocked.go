@@ -23,6 +23,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
@@ -76,7 +77,9 @@ func (h *EvictionHandler) markBlocked(tdb *policyv1alpha1.TopologyDisruptionBudg
 	}
 	h.blocking.inFlight[key] = true
 	h.blocking.mu.Unlock()
-	start := tdb.DeepCopy()
+	// Only the budget's name is kept for the delay, not a copy of it: with
+	// many domains blocked at once those copies would add up.
+	name, uid := client.ObjectKeyFromObject(tdb), tdb.UID
 	now := h.Clock.Now()
 	go func() {
 		defer func() {
@@ -91,7 +94,11 @@ func (h *EvictionHandler) markBlocked(tdb *policyv1alpha1.TopologyDisruptionBudg
 		defer cancel()
 		// The newest version known now: the charges and statuses written
 		// meanwhile, which may allow the domain again.
-		start = h.status().Newest(start)
+		var cached policyv1alpha1.TopologyDisruptionBudget
+		if err := h.Cache.Get(ctx, name, &cached); err != nil || cached.UID != uid {
+			return // gone, or another budget of that name now
+		}
+		start := h.status().Newest(&cached)
 		_, err := h.status().Update(ctx, start, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
 			next := budget.MarkBlocked(&base.Status, domain, now)
 			if next == nil {

@@ -286,7 +286,8 @@ func staleDecision(tdb *policyv1alpha1.TopologyDisruptionBudget) budget.Decision
 // decide finds the budgets covering the pod and decides against all of them:
 // allowed only if every one allows, and then charged to every one or none.
 func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res result, err error) {
-	pod, err := h.pod(ctx, er.namespace, er.name, er.preconditions != nil)
+	// live: pod is the API server's copy, read during this request.
+	pod, live, err := h.pod(ctx, er.namespace, er.name, er.preconditions != nil)
 	defer func() {
 		if res.refusedBy != nil {
 			res.pod = pod
@@ -338,7 +339,7 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res r
 		case budget.CanIgnoreBudget(fresh):
 			return result{outcome: outcome{"allowed", budget.DecisionPodNotRunning}}, nil
 		}
-		pod = fresh
+		pod, live = fresh, true
 		break
 	}
 	names := make([]string, len(covering))
@@ -364,8 +365,10 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res r
 	// predecessor the cache still shows healthy while its StatefulSet
 	// replacement already runs, elsewhere: deciding on it would renew the
 	// predecessor's record (AlreadyRecorded) and let the replacement go
-	// uncharged, or charge the wrong domain. Such names are read live.
-	if recordedName(h.status(), covering, pod.Name) {
+	// uncharged, or charge the wrong domain. Such names are read live
+	// (once: a version written later may show such a record too, see
+	// tryCommit and charge).
+	if !live && recordedName(h.status(), covering, pod.Name) {
 		fresh, err := h.livePod(ctx, pod)
 		switch {
 		case err != nil:
@@ -457,7 +460,7 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res r
 	// the charges this request made.
 	var charged []charge
 	for i, c := range covering {
-		d, err := h.charge(ctx, c, pod, decisions[i], now)
+		d, err := h.charge(ctx, c, &pod, decisions[i], now)
 		if err != nil || !d.Allowed {
 			if uerr := h.undo(ctx, er.undoBy, charged, pod); uerr != nil {
 				err = errors.Join(err, fmt.Errorf("undoing the charges of an eviction another budget refused: %w", uerr))
@@ -483,13 +486,51 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res r
 // holds a record of a pod named name (of any UID).
 func recordedName(w *budgetstatus.Writer, covering []*coveringBudget, name string) bool {
 	for _, c := range covering {
-		for _, r := range w.Newest(c.tdb).Status.DisruptedPods {
-			if r.Name == name {
-				return true
-			}
+		if holdsName(w.Newest(c.tdb), name) {
+			return true
 		}
 	}
 	return false
+}
+
+// holdsName says whether the budget's status holds a record of a pod named
+// name (of any UID).
+func holdsName(tdb *policyv1alpha1.TopologyDisruptionBudget, name string) bool {
+	for _, r := range tdb.Status.DisruptedPods {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// errStalePod ends a charge whose pod another pod replaced under its name
+// (or that moved), seen on a live read the version being written called
+// for.
+var errStalePod = errors.New("another pod holds the name now")
+
+// recheckRecorded reads the pod live when the version about to be written
+// holds a record of its name, unless readNow says it was just read, with
+// that version fixed: it may be a predecessor a lagging cache still shows
+// (the record may be another replica's, unknown here when the request
+// began), or the pod read earlier may have been replaced since. It returns
+// the pod to decide on, or a decision that ends the request (done).
+func (h *EvictionHandler) recheckRecorded(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, pod *corev1.Pod, readNow bool) (*corev1.Pod, budget.Decision, bool, error) {
+	if readNow || !holdsName(tdb, pod.Name) {
+		return pod, budget.Decision{}, false, nil
+	}
+	fresh, err := h.livePod(ctx, pod)
+	switch {
+	case err != nil:
+		return nil, budget.Decision{}, true, err
+	case fresh == nil:
+		return nil, budget.Decision{Allowed: true, Reason: budget.DecisionPodNotFound}, true, nil
+	case fresh.UID != pod.UID || fresh.Spec.NodeName != pod.Spec.NodeName:
+		return nil, staleDecision(tdb), true, nil
+	case budget.CanIgnoreBudget(fresh) && !budget.IsBoundPending(fresh):
+		return nil, budget.Decision{Allowed: true, Reason: budget.DecisionPodNotRunning}, true, nil
+	}
+	return fresh, budget.Decision{}, false, nil
 }
 
 // preconditionMismatch says how the Eviction's preconditions fail on the
@@ -539,29 +580,35 @@ type charge struct {
 // has not seen it yet, when live is set (preconditions are checked against
 // the pod core will see), or when its cached state would let it pass
 // uncharged. A nil pod means it does not exist.
-func (h *EvictionHandler) pod(ctx context.Context, ns, name string, live bool) (*corev1.Pod, error) {
+//
+// It also says whether the pod returned is the API server's copy.
+func (h *EvictionHandler) pod(ctx context.Context, ns, name string, live bool) (*corev1.Pod, bool, error) {
 	key := client.ObjectKey{Namespace: ns, Name: name}
 	if live {
-		return h.livePod(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+		pod, err := h.livePod(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+		return pod, true, err
 	}
 	var pod corev1.Pod
 	err := h.Cache.Get(ctx, key, &pod)
+	fromServer := false
 	if apierrors.IsNotFound(err) && h.APIReader != nil {
 		err = h.APIReader.Get(ctx, key, &pod)
+		fromServer = true
 	}
 	if apierrors.IsNotFound(err) {
-		return nil, nil
+		return nil, fromServer, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading pod %s/%s: %w", ns, name, err)
+		return nil, false, fmt.Errorf("reading pod %s/%s: %w", ns, name, err)
 	}
-	if !budget.IsHealthy(&pod) || pod.Status.Phase != corev1.PodRunning {
+	if !fromServer && (!budget.IsHealthy(&pod) || pod.Status.Phase != corev1.PodRunning) {
 		// A pod that would pass uncharged (pending, not Ready) may have
 		// become Running and Ready since the cache saw it: decide on the
 		// API server's copy, as core does.
-		return h.livePod(ctx, &pod)
+		live, err := h.livePod(ctx, &pod)
+		return live, true, err
 	}
-	return &pod, nil
+	return &pod, fromServer, nil
 }
 
 // livePod reads the pod from the API server; nil when it does not exist.
@@ -642,10 +689,11 @@ func (h *EvictionHandler) sameDomain(ctx context.Context, tdb *policyv1alpha1.To
 // a conflict it re-reads the budget from the API server and decides again,
 // refusing when the budget changed spec (or was re-created) meanwhile: the
 // pod's domain was found under the spec it had.
-func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *corev1.Pod, d budget.Decision, now time.Time) (budget.Decision, error) {
+func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, podp **corev1.Pod, d budget.Decision, now time.Time) (budget.Decision, error) {
 	if d.Status == nil || !d.Allowed {
 		return d, nil
 	}
+	var ended *budget.Decision
 	written, err := h.status().Update(ctx, c.tdb, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
 		// Decided again on every version written on: a newer one than
 		// c.tdb (another writer's, or the live one after a conflict) has
@@ -653,7 +701,16 @@ func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *co
 		if base.Generation != c.tdb.Generation {
 			return nil, errSpecChanged
 		}
-		d = budget.DecideEviction(base, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now, NodeGone: c.nodeGone})
+		fresh, end, done, err := h.recheckRecorded(ctx, base, *podp, false)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			ended = &end
+			return nil, errStalePod
+		}
+		*podp = fresh
+		d = budget.DecideEviction(base, budget.EvictionRequest{Pod: fresh, Domain: c.domain, Now: now, NodeGone: c.nodeGone})
 		if d.Status == nil || !d.Allowed {
 			return nil, nil
 		}
@@ -661,6 +718,8 @@ func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, pod *co
 		return base, nil
 	})
 	switch {
+	case errors.Is(err, errStalePod) && ended != nil:
+		return *ended, nil
 	case errors.Is(err, errSpecChanged) || errors.Is(err, budgetstatus.ErrGone):
 		return staleDecision(c.tdb), nil
 	case apierrors.IsConflict(err):

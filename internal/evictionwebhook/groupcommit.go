@@ -195,6 +195,7 @@ func (h *EvictionHandler) tryCommit(ctx context.Context, batch []*grant, base *p
 			continue
 		}
 		pod := g.pod
+		readNow := false
 		if !budget.IsHealthy(pod) {
 			// It would pass uncharged: decide on the pod as it is now, with
 			// the version to write fixed. A pod that turned Ready since it
@@ -217,8 +218,18 @@ func (h *EvictionHandler) tryCommit(ctx context.Context, batch []*grant, base *p
 				decisions[i] = budget.Decision{Allowed: true, Reason: budget.DecisionPodNotRunning}
 				continue
 			}
-			pod = fresh
+			pod, readNow = fresh, true
 		}
+		fresh, end, done, err := h.recheckRecorded(ctx, work, pod, readNow)
+		switch {
+		case err != nil:
+			errs[i] = err
+			continue
+		case done:
+			decisions[i] = end
+			continue
+		}
+		pod = fresh
 		decisions[i] = budget.DecideEviction(work, budget.EvictionRequest{Pod: pod, Domain: g.domain, Now: g.now, NodeGone: g.nodeGone})
 		if decisions[i].Allowed && decisions[i].Status != nil {
 			work.Status = *decisions[i].Status

@@ -68,3 +68,42 @@ func TestStaleCachedPredecessorLetsItsSuccessorGoUncharged(t *testing.T) {
 			"records after: %+v, zone-b allows %d", got.Status.DisruptedPods, got.Status.Domains[1].DisruptionsAllowed)
 	}
 }
+
+// The same with two replicas: the status this replica knows does not show
+// the record yet (another replica granted it), so nothing tells it to read
+// web-0 live before deciding. Its charge conflicts with the other
+// replica's write, and on the budget as the API server has it the cached
+// web-0 is AlreadyRecorded: it would pass uncharged while the API server
+// evicts p0-next, Ready in zone-b. A pod whose name a record holds in the
+// version being written is read live there too.
+func TestStalePredecessorSeenOnlyInTheVersionBeingWritten(t *testing.T) {
+	old := webPod("web-0", "p0").Obj() // on n1, zone-a
+	next := webPod("web-0", "p0-next").OnNode("n2").Obj()
+	zoneB := builders.Node("n2").Zone("zone-b").Obj()
+	b := builders.Budget("b").Namespace("ns").Generation(1).MatchLabels(map[string]string{"app": "web"}).
+		TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).ObservedGeneration(1).
+		StatusDomains(
+			policyv1alpha1.DomainStatus{Name: "zone-a", ExpectedPods: 3, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1},
+			policyv1alpha1.DomainStatus{Name: "zone-b", ExpectedPods: 3, CurrentHealthy: 2, DesiredHealthy: 2},
+		).Obj()
+	cache := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(old, zoneNode(), zoneB, b.DeepCopy()).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(next, zoneNode(), zoneB, b.DeepCopy()).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
+	// The other replica's grant for the old web-0, as the API server has it.
+	granted := getBudget(t, server, "b")
+	granted.Status.DisruptedPods = []policyv1alpha1.DisruptedPod{{Name: "web-0", UID: "p0", Domain: "zone-a", ControllerUID: "s1",
+		Time: metav1.NewTime(time.Date(2026, 11, 21, 17, 59, 50, 0, time.UTC))}}
+	granted.Status.Domains[0].DisruptionsAllowed = 0
+	if err := server.Status().Update(context.Background(), granted); err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, cache, server)
+
+	resp := h.Handle(context.Background(), request(t, eviction(), false))
+	if resp.Allowed {
+		got := getBudget(t, server, "b")
+		t.Fatalf("the eviction of web-0 was allowed (%s; the API server evicts p0-next, Ready in zone-b, which allows nothing); "+
+			"records after: %+v", resp.Result.Message, got.Status.DisruptedPods)
+	}
+}
