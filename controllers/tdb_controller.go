@@ -121,6 +121,10 @@ func (r *BudgetReconciler) status() *budgetstatus.Writer {
 type recordSightings struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]map[budget.RecordKey]time.Time
+	// gone are the records whose pod a live read found gone (or replaced
+	// under its name): a pod once gone never returns, so they are not read
+	// again while their record stays in status.
+	gone map[types.NamespacedName]map[budget.RecordKey]bool
 }
 
 // see returns the first-seen times of the records, adding the new ones at
@@ -146,6 +150,14 @@ func (s *recordSightings) see(key types.NamespacedName, records []policyv1alpha1
 	} else {
 		s.m[key] = next
 	}
+	for k := range s.gone[key] {
+		if _, ok := next[k]; !ok {
+			delete(s.gone[key], k)
+		}
+	}
+	if len(s.gone[key]) == 0 {
+		delete(s.gone, key)
+	}
 	out := make(map[budget.RecordKey]time.Time, len(next))
 	for k, v := range next {
 		out[k] = v
@@ -156,7 +168,39 @@ func (s *recordSightings) see(key types.NamespacedName, records []policyv1alpha1
 func (s *recordSightings) forget(key types.NamespacedName) {
 	s.mu.Lock()
 	delete(s.m, key)
+	delete(s.gone, key)
 	s.mu.Unlock()
+}
+
+// goneRecords returns the records of the budget confirmed gone, a copy.
+func (s *recordSightings) goneRecords(key types.NamespacedName) map[budget.RecordKey]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[budget.RecordKey]bool, len(s.gone[key]))
+	for k := range s.gone[key] {
+		out[k] = true
+	}
+	return out
+}
+
+// confirmGone remembers records a live read found gone.
+func (s *recordSightings) confirmGone(key types.NamespacedName, gone map[budget.RecordKey]bool) {
+	if len(gone) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone == nil {
+		s.gone = map[types.NamespacedName]map[budget.RecordKey]bool{}
+	}
+	if s.gone[key] == nil {
+		s.gone[key] = map[budget.RecordKey]bool{}
+	}
+	for k := range gone {
+		if _, seen := s.m[key][k]; seen {
+			s.gone[key][k] = true
+		}
+	}
 }
 
 // +kubebuilder:rbac:groups=policy.tdb.dev,resources=topologydisruptionbudgets,verbs=get;list;watch
@@ -194,7 +238,8 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	// unread: a live read of a held record failed; the pass comes back
 	// soon, as no pod event may follow.
 	unread := false
-	res, custom, err := r.compute(ctx, &tdb, now, seen, recordChecks{}, &fingerprint)
+	known := recordChecks{gone: r.sightings.goneRecords(req.NamespacedName)}
+	res, custom, err := r.compute(ctx, &tdb, now, seen, known, &fingerprint)
 	if err == nil && len(res.Unconfirmed)+len(res.UnconfirmedGone) > 0 {
 		// Records are dropped only on a live read of their pod: past their
 		// time, still running, not being deleted and the same pod; or no
@@ -204,7 +249,11 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			logger.Error(cerr, "confirming eviction records", "tdb", klog.KObj(&tdb))
 			unread = true
 		}
+		r.sightings.confirmGone(req.NamespacedName, checks.gone)
 		if len(checks.phantoms)+len(checks.gone) > 0 {
+			for k := range known.gone {
+				checks.gone[k] = true
+			}
 			res, custom, err = r.compute(ctx, &tdb, now, seen, checks, &fingerprint)
 		}
 	}
@@ -228,10 +277,15 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 	next := budget.StatusFor(&tdb, &res, now, notEnforced)
-	if equality.Semantic.DeepEqual(&tdb.Status, next) {
+	later, dropAt := dropLater(&tdb.Status, next, seen, now)
+	if later || equality.Semantic.DeepEqual(&tdb.Status, next) {
 		exportAllowances(&tdb)
 		r.Passes.ended(ctx, &tdb, fingerprint)
-		return r.requeue(res, custom, unread, now), nil
+		out := r.requeue(res, custom, unread, now)
+		if later && (out.RequeueAfter == 0 || dropAt.Sub(now) < out.RequeueAfter) {
+			out.RequeueAfter = dropAt.Sub(now)
+		}
+		return out, nil
 	}
 	written, err := r.status().Update(ctx, &tdb, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
 		base.Status = *next
@@ -253,6 +307,55 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	r.emitEvents(&tdb, &res)
 	r.Passes.ended(ctx, &tdb, fingerprint)
 	return r.requeue(res, custom, unread, now), nil
+}
+
+// RecordDropDelay is how long a status that differs from the computed one
+// only by records no longer needed (a gone pod's whose replacement is
+// scheduled) may keep them, counted from when this process first saw the
+// record. Such a drop changes no number, and the next write (usually the
+// replacement turning Ready a moment later) carries it: one status write
+// per eviction saved. A record is never kept past it for nothing.
+const RecordDropDelay = 30 * time.Second
+
+// dropLater says whether next differs from cur only by records dropped,
+// each first seen less than RecordDropDelay ago, and then when the oldest of
+// them is due.
+func dropLater(cur, next *policyv1alpha1.TopologyDisruptionBudgetStatus, seen map[budget.RecordKey]time.Time, now time.Time) (bool, time.Time) {
+	if len(next.DisruptedPods) >= len(cur.DisruptedPods) {
+		return false, time.Time{}
+	}
+	kept := make(map[budget.RecordKey]bool, len(next.DisruptedPods))
+	for _, r := range next.DisruptedPods {
+		kept[budget.KeyOf(r)] = true
+	}
+	var due time.Time
+	for _, r := range cur.DisruptedPods {
+		k := budget.KeyOf(r)
+		if kept[k] {
+			delete(kept, k)
+			continue
+		}
+		first, ok := seen[k]
+		if !ok {
+			return false, time.Time{}
+		}
+		at := first.Add(RecordDropDelay)
+		if !now.Before(at) {
+			return false, time.Time{}
+		}
+		if due.IsZero() || at.Before(due) {
+			due = at
+		}
+	}
+	if len(kept) > 0 {
+		return false, time.Time{} // next has a record cur has not
+	}
+	same := *next
+	same.DisruptedPods = cur.DisruptedPods
+	if !equality.Semantic.DeepEqual(cur, &same) {
+		return false, time.Time{}
+	}
+	return true, due
 }
 
 // compute gathers the inputs of one budget from the cache and computes it;
