@@ -264,10 +264,19 @@ func (att *attribution) addOwner(op *ownerPods) {
 	case 1:
 		// Rule 2: the controller's scale, less what records placed
 		// elsewhere, belongs to its one domain.
-		for d := range op.scheduled {
-			if isDomainKey(d) {
-				att.expected[d] += op.owner.Replicas - explained - spread
+		for d, n := range op.scheduled {
+			if !isDomainKey(d) {
+				continue
 			}
+			e := op.owner.Replicas - explained - spread
+			// Never fewer than the domain's pods being deleted plus the
+			// others the scale covers: a deleting pod counts where it
+			// runs, even when a pod on a deleted node, or a record
+			// elsewhere, took the missing pod its deletion made.
+			if floor := op.deleting[d] + max(0, min(n-op.deleting[d], op.owner.Replicas)) - charged[d]; e < floor {
+				e = floor
+			}
+			att.expected[d] += e
 		}
 		att.charge(charged, nil)
 	default:
@@ -334,9 +343,16 @@ func explainingRecords(records []policyv1alpha1.DisruptedPod, unscheduled []time
 		return sorted[i].Name < sorted[j].Name
 	})
 	perDomain := map[string]int32{}
-	oldest := time.Time{}
+	leastOlder := int32(-1)
 	for _, r := range sorted {
 		o := olderThan(r.Time.Time)
+		if strings.HasPrefix(r.Name, deletingRecordPrefix) {
+			// A deleting pod's stand-in lasts only until the pod is gone:
+			// were it to take a Pending pod for its replacement, the
+			// budget would swing back once it vanished. Every unscheduled
+			// pod counts as older than it.
+			o = int32(len(unscheduled))
+		}
 		older = older || o > 0
 		capacity := missing - o
 		if capacity <= 0 || perDomain[r.Domain] >= capacity {
@@ -344,12 +360,14 @@ func explainingRecords(records []policyv1alpha1.DisruptedPod, unscheduled []time
 		}
 		perDomain[r.Domain]++
 		kept = append(kept, r)
-		oldest = r.Time.Time
+		if leastOlder < 0 || o < leastOlder {
+			leastOlder = o
+		}
 	}
 	if len(kept) == 0 {
 		return nil, 0, older
 	}
-	return kept, missing - olderThan(oldest), older
+	return kept, missing - leastOlder, older
 }
 
 // goneRecordPrefix names the stand-in record of a deleting pod on a deleted

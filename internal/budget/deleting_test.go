@@ -108,3 +108,59 @@ func TestDeletingPodsWithTheirReplacementsLeaveNothingMissing(t *testing.T) {
 		t.Errorf("zone-b: expected %d, healthy %d, allowed %d; want 3, 2, 0 (b-old deleting counts until gone)", exp, healthy, allowed)
 	}
 }
+
+// A deleting pod counts where it runs also when its controller's pods all
+// sit in one domain (rule 2), even when a pod on a deleted node takes the
+// missing pod its deletion made (second reader).
+func TestDeletingPodCountsInItsOnlyDomainBesideAPodOnAGoneNode(t *testing.T) {
+	const d = types.UID("d")
+	rs := replicaSet(d)
+	ps := []*builders.PodWrapper{
+		pod("a1").OnNode("n1").Ready().ControlledBy(rs),
+		pod("a2").OnNode("n1").Ready().ControlledBy(rs),
+		pod("a3").OnNode("n2").Ready().ControlledBy(rs).Deleting(at(-time.Second)),
+		pod("c1").OnNode("gone").Ready().ControlledBy(rs),
+	}
+	w := world{tdb: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)), nodes: threeZones(), pods: ps, owners: []Owner{owner(d, 3)}}
+	in := w.input()
+	in.GoneNodes = func(name string) (map[string]string, bool) {
+		if name == "gone" {
+			return map[string]string{zoneKey: "zone-c"}, true
+		}
+		return nil, false
+	}
+	res := Compute(in)
+	if exp, healthy, allowed := zoneRow(t, res, "zone-a"); exp != 3 || allowed != 0 {
+		t.Errorf("zone-a (a3 deleting there): expected %d, healthy %d, allowed %d; want 3 expected, nothing allowed", exp, healthy, allowed)
+	}
+}
+
+// A deleting pod's stand-in does not take a Pending pod for its
+// replacement: it vanishes once the pod is gone, and the budget would then
+// allow less than it did a moment before (second reader: zone-c allowed 2
+// with a1 deleting, 1 once a1 was gone).
+func TestDeletingPodDoesNotClaimAPendingPod(t *testing.T) {
+	const d = types.UID("d")
+	rs := replicaSet(d)
+	allowedInC := func(deleting bool) int32 {
+		ps := []*builders.PodWrapper{
+			pod("c1").OnNode("n4").Ready().ControlledBy(rs),
+			pod("c2").OnNode("n4").Ready().ControlledBy(rs),
+			pod("new").Pending().ControlledBy(rs).CreatedAt(at(-15 * time.Second)),
+		}
+		if deleting {
+			ps = append(ps, pod("a1").OnNode("n1").Ready().ControlledBy(rs).Deleting(at(-33*time.Second)))
+		}
+		bud := tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(2)).
+			DisruptedPods(record("b1", "zone-b", d, at(-7*time.Second)))
+		w := world{tdb: bud, nodes: threeZones(), pods: ps, owners: []Owner{owner(d, 4)}}
+		in := w.input()
+		in.RecordTimeout = time.Hour
+		_, _, allowed := zoneRow(t, Compute(in), "zone-c")
+		return allowed
+	}
+	during, after := allowedInC(true), allowedInC(false)
+	if during > after {
+		t.Errorf("zone-c allows %d while a1 is being deleted and %d once it is gone; want no more while it is deleting", during, after)
+	}
+}
