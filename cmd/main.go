@@ -201,7 +201,7 @@ func run() error {
 		return err
 	}
 	if enableWebhook {
-		if _, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS, GoneNodes: goneNodes, Callers: callers, Versions: versions}); err != nil {
+		if _, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS, GoneNodes: goneNodes, Callers: callers, Versions: versions, RecordTimeout: recordTimeout}); err != nil {
 			return err
 		}
 	}

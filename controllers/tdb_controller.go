@@ -29,7 +29,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -362,61 +361,14 @@ func dropLater(cur, next *policyv1alpha1.TopologyDisruptionBudgetStatus, seen ma
 // fingerprint receives that of the pods it read.
 func (r *BudgetReconciler) compute(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, now time.Time,
 	seen map[budget.RecordKey]time.Time, checks recordChecks, fingerprint *uint64) (budget.Result, bool, error) {
-	snap, err := r.Snapshots.Snapshot(ctx, tdb)
-	if err != nil {
-		return budget.Result{}, false, err
-	}
-	*fingerprint = snap.Fingerprint()
-	if err := snap.Coverage.Err(); err != nil {
-		return budget.Result{Err: err}, false, nil
-	}
-	sel := snap.Coverage.Selector()
-	podPtrs := snap.Pods
-	refs := map[types.UID]metav1.OwnerReference{}
-	for _, p := range podPtrs {
-		if ref := metav1.GetControllerOf(p); ref != nil {
-			refs[ref.UID] = *ref
-		}
-	}
-	for _, rec := range tdb.Status.DisruptedPods {
-		if _, ok := refs[rec.ControllerUID]; rec.ControllerUID != "" && !ok {
-			ref, found, err := r.Snapshots.ControllerByUID(ctx, tdb.Namespace, rec.ControllerUID)
-			if err != nil {
-				return budget.Result{}, false, err
-			}
-			if found {
-				refs[rec.ControllerUID] = ref
-			}
-		}
-	}
-	controllersOfBudget, err := r.Snapshots.Controllers(ctx, tdb.Namespace, sel)
-	if err != nil {
-		return budget.Result{}, false, err
-	}
-	owners, err := r.Snapshots.Owners(ctx, tdb.Namespace, refs)
-	if err != nil {
-		return budget.Result{}, false, err
-	}
-
-	res := budget.Compute(budget.Input{
-		Budget:        tdb,
-		Coverage:      snap.Coverage,
-		Pods:          podPtrs,
-		Nodes:         snap.Nodes.Get,
-		Owners:        owners.Owners,
-		Controllers:   controllersOfBudget,
-		Now:           now,
-		RecordTimeout: r.RecordTimeout,
-		RecordSeen:    seen,
-		ConfirmExpiry: true,
-		Phantoms:      checks.phantoms,
-		GoneConfirmed: checks.gone,
-		GoneNodes:     snap.GoneNodes(),
+	c, err := r.Snapshots.Compute(ctx, tdb, snapshot.ComputeOptions{
+		Now: now, RecordTimeout: r.RecordTimeout, RecordSeen: seen, Phantoms: checks.phantoms, GoneConfirmed: checks.gone,
 	})
-	if err := snap.Nodes.Err(); err != nil {
-		return budget.Result{}, false, fmt.Errorf("reading nodes: %w", err)
+	*fingerprint = c.Fingerprint
+	if err != nil {
+		return budget.Result{}, false, err
 	}
-	return res, owners.Custom, nil
+	return c.Result, c.Custom, nil
 }
 
 // recordChecks are what live reads confirmed about records.

@@ -113,6 +113,14 @@ type EvictionHandler struct {
 	// blockedSince is written (zero: at once; Register defaults it to
 	// DefaultBlockMarkDelay).
 	BlockMarkDelay time.Duration
+	// Computes says whether this process runs the status controller, whose
+	// cache the webhook shares: then a status that refuses for want of
+	// allowance is recomputed from the cache before refusing (see
+	// refresh). Nil: never.
+	Computes func() bool
+	// RecordTimeout is the status controller's --record-timeout, for
+	// those computations.
+	RecordTimeout time.Duration
 
 	ledger      ledger
 	ownVersions budgetstatus.Versions
@@ -356,8 +364,14 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res r
 	// controller's passes, and a refusal is always safe).
 	for _, c := range covering {
 		c.entry = h.ledger.entry(types.NamespacedName{Namespace: c.tdb.Namespace, Name: c.tdb.Name})
-		if d := budget.DecideEviction(h.status().Newest(c.tdb), budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now, NodeGone: c.nodeGone}); !d.Allowed {
-			return refused(c.tdb, d, names), nil
+		newest := h.status().Newest(c.tdb)
+		req := budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now, NodeGone: c.nodeGone}
+		if d := budget.DecideEviction(newest, req); !d.Allowed {
+			// Unless the cache already shows what the status controller
+			// has not written yet (see refresh).
+			if !recomputable(d) || !h.refresh(ctx, newest.DeepCopy(), d, req).Allowed {
+				return refused(c.tdb, d, names), nil
+			}
 		}
 	}
 	// The API server evicts whichever pod holds the name when it gets
@@ -440,7 +454,11 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res r
 	// First decide against every budget as known: a refusal costs no write.
 	decisions := make([]budget.Decision, len(covering))
 	for i, c := range covering {
-		decisions[i] = budget.DecideEviction(c.tdb, budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now, NodeGone: c.nodeGone})
+		req := budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now, NodeGone: c.nodeGone}
+		decisions[i] = budget.DecideEviction(c.tdb, req)
+		if recomputable(decisions[i]) {
+			decisions[i] = h.refresh(ctx, c.tdb.DeepCopy(), decisions[i], req)
+		}
 		if !decisions[i].Allowed {
 			return refused(c.tdb, decisions[i], names), nil
 		}
@@ -710,7 +728,8 @@ func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, podp **
 			return nil, errStalePod
 		}
 		*podp = fresh
-		d = budget.DecideEviction(base, budget.EvictionRequest{Pod: fresh, Domain: c.domain, Now: now, NodeGone: c.nodeGone})
+		req := budget.EvictionRequest{Pod: fresh, Domain: c.domain, Now: now, NodeGone: c.nodeGone}
+		d = h.refresh(ctx, base, budget.DecideEviction(base, req), req)
 		if d.Status == nil || !d.Allowed {
 			return nil, nil
 		}

@@ -230,7 +230,8 @@ func (h *EvictionHandler) tryCommit(ctx context.Context, batch []*grant, base *p
 			continue
 		}
 		pod = fresh
-		decisions[i] = budget.DecideEviction(work, budget.EvictionRequest{Pod: pod, Domain: g.domain, Now: g.now, NodeGone: g.nodeGone})
+		req := budget.EvictionRequest{Pod: pod, Domain: g.domain, Now: g.now, NodeGone: g.nodeGone}
+		decisions[i] = h.refresh(ctx, work, budget.DecideEviction(work, req), req)
 		if decisions[i].Allowed && decisions[i].Status != nil {
 			work.Status = *decisions[i].Status
 			writes++

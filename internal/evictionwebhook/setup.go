@@ -50,6 +50,12 @@ type Options struct {
 	// blockedSince is written (zero: DefaultBlockMarkDelay; negative: at
 	// once).
 	BlockMarkDelay time.Duration
+	// RecordTimeout is the status controller's --record-timeout.
+	RecordTimeout time.Duration
+	// NoRecompute turns off the recomputation of a refusing status from
+	// the cache (see EvictionHandler.Computes); Register otherwise enables
+	// it once the manager is the leader, where the status controller runs.
+	NoRecompute bool
 }
 
 // Register serves the eviction webhook at Path on the manager's webhook
@@ -86,7 +92,19 @@ func Register(mgr ctrl.Manager, opts Options) (*EvictionHandler, error) {
 		Callers:         opts.Callers,
 		Versions:        opts.Versions,
 		BlockMarkDelay:  markDelay,
+		RecordTimeout:   opts.RecordTimeout,
 		Refusals:        &RefusalReporter{Recorder: mgr.GetEventRecorder("tdb-operator-webhook"), Clock: clk, Interval: interval},
+	}
+	if !opts.NoRecompute {
+		elected := mgr.Elected()
+		h.Computes = func() bool {
+			select {
+			case <-elected:
+				return true
+			default:
+				return false
+			}
+		}
 	}
 	mgr.GetWebhookServer().Register(Path, &admission.Webhook{Handler: h, WithContextFunc: withRemoteAddr})
 	return h, nil

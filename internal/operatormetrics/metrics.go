@@ -69,6 +69,13 @@ var (
 		Help:    "Evictions recorded by one status write of the webhook (concurrent grants on one budget are written together).",
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
 	})
+
+	// RecomputedGrants counts evictions the webhook granted on a status it
+	// recomputed from the cache because the written one refused.
+	RecomputedGrants = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "tdb_eviction_recomputed_grants_total",
+		Help: "Evictions the webhook granted after recomputing a budget whose written status refused them for want of allowance (a pod event the status controller had not written yet).",
+	})
 )
 
 // DomainBlockedSince is when the eviction webhook first refused an eviction
@@ -159,7 +166,7 @@ var (
 // registry (controller-runtime's metrics.Registry) by this package.
 func Collectors() []prometheus.Collector {
 	return []prometheus.Collector{DomainAllowed, StatusWrites, RolloutEvictions, DeletionCostPatches,
-		EvictionDecisions, EvictionDecisionSeconds, ChargesPerWrite, MirrorWrites, DomainBlockedSince,
+		EvictionDecisions, EvictionDecisionSeconds, ChargesPerWrite, RecomputedGrants, MirrorWrites, DomainBlockedSince,
 		DomainExpectedPods, DomainCurrentHealthy, DomainDesiredHealthy, BudgetCondition,
 		RolloutDomainPhase, RolloutDomainUpdatedPods, RolloutDomainPods,
 		WebhookCertificateExpiry, WebhookFailurePolicy, WebhookInstalledFailurePolicy}

@@ -194,7 +194,11 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 			// As the binary's default.
 			callers = &evictionwebhook.CallerPolicy{TrustedNamespaces: map[string]bool{"kube-system": true}}
 		}
-		h, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: ExemptNamespace, Clock: clk, GoneNodes: goneNodes, Callers: *callers, Versions: versions})
+		h, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: ExemptNamespace, Clock: clk, GoneNodes: goneNodes, Callers: *callers, Versions: versions,
+			RecordTimeout: recordTimeout,
+			// Without the status controller in the process, the webhook's
+			// cache is not the one the statuses come from.
+			NoRecompute: o.NoController})
 		if err != nil {
 			cancel()
 			return nil, err
