@@ -197,11 +197,14 @@ func run() error {
 	// Every writer of budget status starts from the newest version any of
 	// them wrote or read (see internal/budgetstatus).
 	versions := &budgetstatus.Versions{}
-	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, OperatorNamespace: operatorNS, WebhookConfigName: certOptions.WebhookConfigName, GoneNodes: goneNodes, Versions: versions}); err != nil {
+	// What the status controller knows and the statuses do not show yet,
+	// for the webhook (see evictionwebhook's refresh).
+	pending := &budgetstatus.Pending{}
+	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, OperatorNamespace: operatorNS, WebhookConfigName: certOptions.WebhookConfigName, GoneNodes: goneNodes, Versions: versions, Pending: pending}); err != nil {
 		return err
 	}
 	if enableWebhook {
-		if _, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS, GoneNodes: goneNodes, Callers: callers, Versions: versions, RecordTimeout: recordTimeout}); err != nil {
+		if _, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS, GoneNodes: goneNodes, Callers: callers, Versions: versions, RecordTimeout: recordTimeout, Pending: pending}); err != nil {
 			return err
 		}
 	}

@@ -48,6 +48,9 @@ type Options struct {
 	// process shares, the eviction webhook included (nil: a new one for
 	// the controllers).
 	Versions *budgetstatus.Versions
+	// Pending is shared by the status controller and the eviction webhook
+	// (nil: the status controller keeps its own).
+	Pending *budgetstatus.Pending
 }
 
 // SetupAll registers every controller of the operator with mgr, as the
@@ -86,6 +89,7 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 		Versions:          o.Versions,
 		Snapshots:         snapshots,
 		Passes:            passes,
+		Pending:           o.Pending,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the budget status controller: %w", err)
 	}

@@ -100,8 +100,20 @@ type BudgetReconciler struct {
 	// at the end of each pass that leaves its status current (written, or
 	// found so).
 	Passes *StatusPasses
+	// Pending tells the process's eviction webhook which statuses are
+	// behind the cache, and which records live reads confirmed gone (nil:
+	// the controller keeps its own).
+	Pending *budgetstatus.Pending
 
-	sightings recordSightings
+	sightings  recordSightings
+	ownPending budgetstatus.Pending
+}
+
+func (r *BudgetReconciler) pending() *budgetstatus.Pending {
+	if r.Pending != nil {
+		return r.Pending
+	}
+	return &r.ownPending
 }
 
 // status is the controller's writer: one attempt per reconcile, and only on
@@ -120,10 +132,6 @@ func (r *BudgetReconciler) status() *budgetstatus.Writer {
 type recordSightings struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]map[budget.RecordKey]time.Time
-	// gone are the records whose pod a live read found gone (or replaced
-	// under its name): a pod once gone never returns, so they are not read
-	// again while their record stays in status.
-	gone map[types.NamespacedName]map[budget.RecordKey]bool
 }
 
 // see returns the first-seen times of the records, adding the new ones at
@@ -149,14 +157,6 @@ func (s *recordSightings) see(key types.NamespacedName, records []policyv1alpha1
 	} else {
 		s.m[key] = next
 	}
-	for k := range s.gone[key] {
-		if _, ok := next[k]; !ok {
-			delete(s.gone[key], k)
-		}
-	}
-	if len(s.gone[key]) == 0 {
-		delete(s.gone, key)
-	}
 	out := make(map[budget.RecordKey]time.Time, len(next))
 	for k, v := range next {
 		out[k] = v
@@ -167,39 +167,7 @@ func (s *recordSightings) see(key types.NamespacedName, records []policyv1alpha1
 func (s *recordSightings) forget(key types.NamespacedName) {
 	s.mu.Lock()
 	delete(s.m, key)
-	delete(s.gone, key)
 	s.mu.Unlock()
-}
-
-// goneRecords returns the records of the budget confirmed gone, a copy.
-func (s *recordSightings) goneRecords(key types.NamespacedName) map[budget.RecordKey]bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[budget.RecordKey]bool, len(s.gone[key]))
-	for k := range s.gone[key] {
-		out[k] = true
-	}
-	return out
-}
-
-// confirmGone remembers records a live read found gone.
-func (s *recordSightings) confirmGone(key types.NamespacedName, gone map[budget.RecordKey]bool) {
-	if len(gone) == 0 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.gone == nil {
-		s.gone = map[types.NamespacedName]map[budget.RecordKey]bool{}
-	}
-	if s.gone[key] == nil {
-		s.gone[key] = map[budget.RecordKey]bool{}
-	}
-	for k := range gone {
-		if _, seen := s.m[key][k]; seen {
-			s.gone[key][k] = true
-		}
-	}
 }
 
 // +kubebuilder:rbac:groups=policy.tdb.dev,resources=topologydisruptionbudgets,verbs=get;list;watch
@@ -218,6 +186,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		if apierrors.IsNotFound(err) {
 			forgetAllowances(req.Namespace, req.Name)
 			r.sightings.forget(req.NamespacedName)
+			r.pending().Forget(req.NamespacedName)
 			r.Versions.Forget(req.NamespacedName)
 			r.Passes.forget(req.NamespacedName)
 		}
@@ -231,13 +200,21 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	// version known, whose write then does not conflict with them.
 	tdb := *r.Versions.Newest(&cached)
 
+	// The events read by this pass: its status, once current, is not
+	// behind them (budgetstatus.Pending).
+	events := r.pending().Begin(req.NamespacedName)
 	now := r.Clock.Now()
 	seen := r.sightings.see(req.NamespacedName, tdb.Status.DisruptedPods, now)
+	current := make(map[budget.RecordKey]bool, len(seen))
+	for k := range seen {
+		current[k] = true
+	}
+	r.pending().Keep(req.NamespacedName, current)
 	var fingerprint uint64
 	// unread: a live read of a held record failed; the pass comes back
 	// soon, as no pod event may follow.
 	unread := false
-	known := recordChecks{gone: r.sightings.goneRecords(req.NamespacedName)}
+	known := recordChecks{gone: r.pending().Gone(req.NamespacedName)}
 	res, custom, err := r.compute(ctx, &tdb, now, seen, known, &fingerprint)
 	if err == nil && len(res.Unconfirmed)+len(res.UnconfirmedGone) > 0 {
 		// Records are dropped only on a live read of their pod: past their
@@ -248,7 +225,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			logger.Error(cerr, "confirming eviction records", "tdb", klog.KObj(&tdb))
 			unread = true
 		}
-		r.sightings.confirmGone(req.NamespacedName, checks.gone)
+		r.pending().ConfirmGone(req.NamespacedName, checks.gone)
 		if len(checks.phantoms)+len(checks.gone) > 0 {
 			for k := range known.gone {
 				checks.gone[k] = true
@@ -279,6 +256,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	later, dropAt := dropLater(&tdb.Status, next, seen, now)
 	if later || equality.Semantic.DeepEqual(&tdb.Status, next) {
 		exportAllowances(&tdb)
+		r.pending().Done(req.NamespacedName, events)
 		r.Passes.ended(ctx, &tdb, fingerprint)
 		out := r.requeue(res, custom, unread, now)
 		if later && (out.RequeueAfter == 0 || dropAt.Sub(now) < out.RequeueAfter) {
@@ -303,6 +281,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	logger.V(1).Info("budget status updated", "tdb", klog.KObj(&tdb),
 		"expected", next.ExpectedPods, "healthy", next.CurrentHealthy, "allowed", next.DisruptionsAllowed)
 	exportAllowances(&tdb)
+	r.pending().Done(req.NamespacedName, events)
 	r.emitEvents(&tdb, &res)
 	r.Passes.ended(ctx, &tdb, fingerprint)
 	return r.requeue(res, custom, unread, now), nil
@@ -500,12 +479,12 @@ func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&policyv1alpha1.TopologyDisruptionBudget{}).
 		Named("topologydisruptionbudget").
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForPod),
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.touching(r.budgetsForPod)),
 			builder.WithPredicates(podChanged{})).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.budgetsForNode),
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.touching(r.budgetsForNode)),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete())))
 	for _, w := range snapshot.WorkloadObjects() {
-		b = b.Watches(w, handler.EnqueueRequestsFromMapFunc(r.budgetsForWorkload),
+		b = b.Watches(w, handler.EnqueueRequestsFromMapFunc(r.touching(r.budgetsForWorkload)),
 			builder.WithPredicates(workloadChanged{}))
 	}
 	if r.Scope != nil && r.Scope.ConfigName != "" {
@@ -518,6 +497,18 @@ func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 				builder.WithPredicates(predicate.LabelChangedPredicate{}))
 	}
 	return b.Complete(r)
+}
+
+// touching notes each budget an event of the cache enqueues as behind it
+// (budgetstatus.Pending), for the eviction webhook.
+func (r *BudgetReconciler) touching(m handler.MapFunc) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		reqs := m(ctx, obj)
+		for _, req := range reqs {
+			r.pending().Touch(req.NamespacedName)
+		}
+		return reqs
+	}
 }
 
 // isOurWebhookConfig says whether a ValidatingWebhookConfiguration may

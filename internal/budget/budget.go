@@ -230,20 +230,24 @@ func Compute(in Input) Result {
 		res.NoScale = att.noScale
 		counts.addAttribution(att)
 		records.keepGone(att.keptRecords)
-		if in.ConfirmExpiry {
-			res.UnconfirmedGone = records.holdUnconfirmedGone(in.GoneConfirmed)
-			// A held record whose name another pod holds in the input may
-			// be of a newer pod than that one (a StatefulSet replacement
-			// the webhook read live, the cache still showing its
-			// predecessor): until a live read confirms it gone, it is one
-			// more expected pod of its domain, not healthy. The predecessor
-			// still counts where it runs: the double count allows less,
-			// never more.
-			named := placed.named(res.UnconfirmedGone)
-			for _, r := range res.UnconfirmedGone {
-				if pp, ok := named[r.Name]; ok && pp.pod.UID != r.UID && r.Domain != "" {
-					counts.expected[r.Domain]++
-				}
+	}
+	// A record no longer needed whose pod the input does not show is held
+	// until a live read confirms the pod gone: the webhook may have granted
+	// the eviction of a pod the cache has not seen yet, which would count
+	// healthy once it does.
+	if in.ConfirmExpiry {
+		res.UnconfirmedGone = records.holdUnconfirmedGone(in.GoneConfirmed)
+		// A held record whose name another pod holds in the input may
+		// be of a newer pod than that one (a StatefulSet replacement
+		// the webhook read live, the cache still showing its
+		// predecessor): until a live read confirms it gone, it is one
+		// more expected pod of its domain, not healthy. The predecessor
+		// still counts where it runs: the double count allows less,
+		// never more.
+		named := placed.named(res.UnconfirmedGone)
+		for _, r := range res.UnconfirmedGone {
+			if pp, ok := named[r.Name]; ok && pp.pod.UID != r.UID && r.Domain != "" {
+				counts.expected[r.Domain]++
 			}
 		}
 	}

@@ -164,3 +164,25 @@ func TestDeletingPodDoesNotClaimAPendingPod(t *testing.T) {
 		t.Errorf("zone-c allows %d while a1 is being deleted and %d once it is gone; want no more while it is deleting", during, after)
 	}
 }
+
+// A budget that is not scale-based (integer minAvailable, no topologyKey)
+// holds the record of a pod missing from the input until a live read
+// confirms it gone, as a scale-based one does: the pod may be one the
+// webhook read live and granted before the cache saw it, and once the cache
+// sees it Ready it would count healthy (second reader).
+func TestNonScaleBudgetHoldsAnUnconfirmedGoneRecord(t *testing.T) {
+	const rs = types.UID("rs")
+	rec := record("a-9", AllDomain, rs, at(-time.Second))
+	w := world{tdb: tdb("web").MinAvailable(intstr.FromInt32(2)).DisruptedPods(rec), nodes: threeZones(),
+		pods: readyPods("a", "n1", rs, 3), owners: []Owner{owner(rs, 4)}}
+	in := w.input()
+	in.ConfirmExpiry = true
+	res := Compute(in)
+	if len(res.DisruptedPods) != 1 || len(res.UnconfirmedGone) != 1 {
+		t.Fatalf("records %+v, held %+v; want a-9's held until a live read confirms it gone", res.DisruptedPods, res.UnconfirmedGone)
+	}
+	in.GoneConfirmed = map[RecordKey]bool{KeyOf(rec): true}
+	if res := Compute(in); len(res.DisruptedPods) != 0 {
+		t.Errorf("records %+v after a live read confirmed a-9 gone; want none", res.DisruptedPods)
+	}
+}

@@ -121,6 +121,10 @@ type EvictionHandler struct {
 	// RecordTimeout is the status controller's --record-timeout, for
 	// those computations.
 	RecordTimeout time.Duration
+	// Pending is shared with the status controller: which statuses are
+	// behind the cache, and which records it confirmed gone (nil: no
+	// status is recomputed).
+	Pending *budgetstatus.Pending
 
 	ledger      ledger
 	ownVersions budgetstatus.Versions
@@ -369,7 +373,7 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res r
 		if d := budget.DecideEviction(newest, req); !d.Allowed {
 			// Unless the cache already shows what the status controller
 			// has not written yet (see refresh).
-			if !recomputable(d) || !h.refresh(ctx, newest.DeepCopy(), d, req).Allowed {
+			if again, _ := h.refresh(ctx, newest.DeepCopy(), d, req); !again.Allowed {
 				return refused(c.tdb, d, names), nil
 			}
 		}
@@ -457,7 +461,7 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res r
 		req := budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now, NodeGone: c.nodeGone}
 		decisions[i] = budget.DecideEviction(c.tdb, req)
 		if recomputable(decisions[i]) {
-			decisions[i] = h.refresh(ctx, c.tdb.DeepCopy(), decisions[i], req)
+			decisions[i], _ = h.refresh(ctx, c.tdb.DeepCopy(), decisions[i], req)
 		}
 		if !decisions[i].Allowed {
 			return refused(c.tdb, decisions[i], names), nil
@@ -712,6 +716,7 @@ func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, podp **
 		return d, nil
 	}
 	var ended *budget.Decision
+	recomputed := false
 	written, err := h.status().Update(ctx, c.tdb, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
 		// Decided again on every version written on: a newer one than
 		// c.tdb (another writer's, or the live one after a conflict) has
@@ -729,7 +734,7 @@ func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, podp **
 		}
 		*podp = fresh
 		req := budget.EvictionRequest{Pod: fresh, Domain: c.domain, Now: now, NodeGone: c.nodeGone}
-		d = h.refresh(ctx, base, budget.DecideEviction(base, req), req)
+		d, recomputed = h.refresh(ctx, base, budget.DecideEviction(base, req), req)
 		if d.Status == nil || !d.Allowed {
 			return nil, nil
 		}
@@ -749,6 +754,9 @@ func (h *EvictionHandler) charge(ctx context.Context, c *coveringBudget, podp **
 	}
 	if written != nil {
 		c.tdb = written
+		if recomputed {
+			countRecomputed(1)
+		}
 	}
 	return d, nil
 }

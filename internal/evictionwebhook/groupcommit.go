@@ -184,6 +184,10 @@ var errRetry = errors.New("conflict")
 // grant, or none and returns errRetry after a conflict.
 func (h *EvictionHandler) tryCommit(ctx context.Context, batch []*grant, base *policyv1alpha1.TopologyDisruptionBudget, try int) error {
 	work := base.DeepCopy()
+	// A status behind the cache is recomputed once per attempt: a later
+	// grant of the batch could only find less.
+	refreshed := false
+	recomputed := 0
 	decisions := make([]budget.Decision, len(batch))
 	errs := make([]error, len(batch))
 	writes := 0
@@ -231,7 +235,14 @@ func (h *EvictionHandler) tryCommit(ctx context.Context, batch []*grant, base *p
 		}
 		pod = fresh
 		req := budget.EvictionRequest{Pod: pod, Domain: g.domain, Now: g.now, NodeGone: g.nodeGone}
-		decisions[i] = h.refresh(ctx, work, budget.DecideEviction(work, req), req)
+		decisions[i] = budget.DecideEviction(work, req)
+		if recomputable(decisions[i]) && !refreshed {
+			refreshed = true
+			var fresh bool
+			if decisions[i], fresh = h.refresh(ctx, work, decisions[i], req); fresh {
+				recomputed++
+			}
+		}
 		if decisions[i].Allowed && decisions[i].Status != nil {
 			work.Status = *decisions[i].Status
 			writes++
@@ -257,6 +268,7 @@ func (h *EvictionHandler) tryCommit(ctx context.Context, batch []*grant, base *p
 	switch {
 	case err == nil:
 		operatormetrics.ChargesPerWrite.Observe(float64(writes))
+		countRecomputed(recomputed)
 		finish(nil)
 		return nil
 	case !apierrors.IsConflict(err):

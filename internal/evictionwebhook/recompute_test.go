@@ -21,6 +21,9 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,6 +32,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
+	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
@@ -59,6 +65,14 @@ func reopened(t *testing.T, extra func(*builders.BudgetWrapper)) (client.Client,
 
 func computes(v bool) func() bool { return func() bool { return v } }
 
+// leaderBehind makes h the leader's webhook, with the status controller
+// holding an event of budget b it has not finished a pass on.
+func leaderBehind(h *EvictionHandler) {
+	h.Computes = computes(true)
+	h.Pending = &budgetstatus.Pending{}
+	h.Pending.Touch(types.NamespacedName{Namespace: "ns", Name: "b"})
+}
+
 // Where the status controller runs, a refusal for want of allowance is
 // checked against the pods as the cache shows them now: a replacement
 // Ready a moment ago reopens its domain without waiting for the status
@@ -66,7 +80,7 @@ func computes(v bool) func() bool { return func() bool { return v } }
 func TestARefusingStatusIsRecomputedFromTheCache(t *testing.T) {
 	c, _ := reopened(t, nil)
 	h := newHandler(t, c, c)
-	h.Computes = computes(true)
+	leaderBehind(h)
 
 	resp := h.Handle(context.Background(), request(t, eviction(), false))
 	if !resp.Allowed {
@@ -94,9 +108,14 @@ func TestARefusingStatusIsRecomputedFromTheCache(t *testing.T) {
 func TestARefusingStatusIsFinalWhereNothingIsRecomputed(t *testing.T) {
 	for name, tc := range map[string]struct {
 		computes bool
+		current  bool
 		extra    func(*builders.BudgetWrapper)
 	}{
 		"not the leader": {computes: false},
+		// The status controller has finished a pass since the last event:
+		// nothing to recompute (in this fake, the cache disagrees with
+		// the status; in a cluster it would not).
+		"status current": {computes: true, current: true},
 		"fail-closed status": {computes: true, extra: func(b *builders.BudgetWrapper) {
 			b.Conditions(metav1.Condition{Type: policyv1alpha1.ConditionDisruptionAllowed, Status: metav1.ConditionFalse,
 				Reason: policyv1alpha1.ReasonSyncFailed, Message: "cannot read scale", ObservedGeneration: 1, LastTransitionTime: metav1.Now()})
@@ -106,7 +125,12 @@ func TestARefusingStatusIsFinalWhereNothingIsRecomputed(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c, _ := reopened(t, tc.extra)
 			h := newHandler(t, c, c)
+			leaderBehind(h)
 			h.Computes = computes(tc.computes)
+			if tc.current {
+				key := types.NamespacedName{Namespace: "ns", Name: "b"}
+				h.Pending.Done(key, h.Pending.Begin(key))
+			}
 			resp := h.Handle(context.Background(), request(t, eviction(), false))
 			if resp.Allowed || resp.Result.Code != http.StatusTooManyRequests {
 				t.Fatalf("answer %v %d (%s); want a 429 from the written status", resp.Allowed, resp.Result.Code, resp.Result.Message)
@@ -122,12 +146,55 @@ func TestARefusingStatusIsFinalWhereNothingIsRecomputed(t *testing.T) {
 func TestADryRunSeesTheRecomputedStatus(t *testing.T) {
 	c, _ := reopened(t, nil)
 	h := newHandler(t, c, c)
-	h.Computes = computes(true)
+	leaderBehind(h)
 	resp := h.Handle(context.Background(), request(t, eviction(), true))
 	if !resp.Allowed {
 		t.Fatalf("dry run refused (%s)", resp.Result.Message)
 	}
 	if got := getBudget(t, c, "b"); len(got.Status.DisruptedPods) != 0 || got.Status.Domains[0].CurrentHealthy != 2 {
 		t.Errorf("a dry run wrote the status: %+v", got.Status)
+	}
+}
+
+// A StatefulSet pod's replacement (same name, new UID) reopens its domain
+// too: the predecessor's record, which the status controller confirmed gone
+// with a live read, is not held as one more expected pod (second reader).
+func TestAStatefulSetReplacementReopensOnTheRecomputedStatus(t *testing.T) {
+	rec := policyv1alpha1.DisruptedPod{Name: "web-0", UID: "p0-old", Domain: "zone-a", ControllerUID: "s1",
+		Time: metav1.NewTime(time.Date(2026, 11, 21, 17, 59, 40, 0, time.UTC))}
+	c, _ := reopened(t, func(b *builders.BudgetWrapper) { b.DisruptedPods(rec) })
+	h := newHandler(t, c, c)
+	leaderBehind(h)
+	key := types.NamespacedName{Namespace: "ns", Name: "b"}
+	h.Pending.ConfirmGone(key, map[budget.RecordKey]bool{budget.KeyOf(rec): true})
+	req := request(t, map[string]any{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": map[string]any{"name": "web-1", "namespace": "ns"}}, false)
+	req.Name = "web-1"
+	if resp := h.Handle(context.Background(), req); !resp.Allowed {
+		t.Fatalf("refused (%s); web-0's replacement is Ready and its predecessor confirmed gone", resp.Result.Message)
+	}
+}
+
+// The metric counts grants written on a recomputed status: one per grant,
+// none for a dry run.
+func TestRecomputedGrantsAreCountedOnce(t *testing.T) {
+	c, _ := reopened(t, nil)
+	h := newHandler(t, c, c)
+	leaderBehind(h)
+	before := testutil.ToFloat64(operatormetrics.RecomputedGrants)
+	if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
+		t.Fatalf("refused: %s", resp.Result.Message)
+	}
+	if d := testutil.ToFloat64(operatormetrics.RecomputedGrants) - before; d != 1 {
+		t.Errorf("one recomputed grant counted %v times", d)
+	}
+	c2, _ := reopened(t, nil)
+	h2 := newHandler(t, c2, c2)
+	leaderBehind(h2)
+	before = testutil.ToFloat64(operatormetrics.RecomputedGrants)
+	if resp := h2.Handle(context.Background(), request(t, eviction(), true)); !resp.Allowed {
+		t.Fatalf("dry run refused: %s", resp.Result.Message)
+	}
+	if d := testutil.ToFloat64(operatormetrics.RecomputedGrants) - before; d != 0 {
+		t.Errorf("a dry run counted %v recomputed grants", d)
 	}
 }

@@ -52,6 +52,9 @@ type Options struct {
 	BlockMarkDelay time.Duration
 	// RecordTimeout is the status controller's --record-timeout.
 	RecordTimeout time.Duration
+	// Pending is the status controller's (controllers.Options.Pending);
+	// nil: no status is recomputed.
+	Pending *budgetstatus.Pending
 	// NoRecompute turns off the recomputation of a refusing status from
 	// the cache (see EvictionHandler.Computes); Register otherwise enables
 	// it once the manager is the leader, where the status controller runs.
@@ -93,6 +96,7 @@ func Register(mgr ctrl.Manager, opts Options) (*EvictionHandler, error) {
 		Versions:        opts.Versions,
 		BlockMarkDelay:  markDelay,
 		RecordTimeout:   opts.RecordTimeout,
+		Pending:         opts.Pending,
 		Refusals:        &RefusalReporter{Recorder: mgr.GetEventRecorder("tdb-operator-webhook"), Clock: clk, Interval: interval},
 	}
 	if !opts.NoRecompute {

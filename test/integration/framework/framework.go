@@ -180,9 +180,10 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 	// As in the binary: every status writer of the manager shares one
 	// record of budget versions.
 	versions := &budgetstatus.Versions{}
+	pending := &budgetstatus.Pending{}
 	if !o.NoController {
 		if err := controllers.SetupAll(mgr, controllers.Options{Clock: clk, RecordTimeout: recordTimeout,
-			OperatorNamespace: ExemptNamespace, GoneNodes: goneNodes, Versions: versions}); err != nil {
+			OperatorNamespace: ExemptNamespace, GoneNodes: goneNodes, Versions: versions, Pending: pending}); err != nil {
 			cancel()
 			return nil, err
 		}
@@ -195,7 +196,7 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 			callers = &evictionwebhook.CallerPolicy{TrustedNamespaces: map[string]bool{"kube-system": true}}
 		}
 		h, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: ExemptNamespace, Clock: clk, GoneNodes: goneNodes, Callers: *callers, Versions: versions,
-			RecordTimeout: recordTimeout,
+			RecordTimeout: recordTimeout, Pending: pending,
 			// Without the status controller in the process, the webhook's
 			// cache is not the one the statuses come from.
 			NoRecompute: o.NoController})
