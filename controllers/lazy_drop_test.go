@@ -43,13 +43,10 @@ func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj clie
 	return c.Reader.Get(ctx, key, obj, opts...)
 }
 
-// A record that is no longer needed (its StatefulSet pod's replacement is
-// scheduled) but whose drop changes no number is not written at once: the
-// next write carries it (in a drain, the replacement turning Ready a moment
-// later), which saves a status write per eviction. It is written after
-// RecordDropDelay at the latest, so no record outlives its use for long;
-// and the live read that confirmed its pod gone is not repeated meanwhile.
-func TestARecordNoLongerNeededIsDroppedWithTheNextWrite(t *testing.T) {
+// webMissingOne is a StatefulSet web of 6 in three zones whose web-5 (zone-c)
+// was evicted and is gone, with the objects for a fake cluster and a way to
+// make its pods.
+func webMissingOne() ([]client.Object, func(name string, uid types.UID, zone string, i int) *builders.PodWrapper) {
 	sts := builders.StatefulSet("web").Namespace(fakeNS).Replicas(6).PodLabels(map[string]string{"app": "web"}).Obj()
 	sts.UID = "sts-web"
 	podOn := func(name string, uid types.UID, zone string, i int) *builders.PodWrapper {
@@ -60,9 +57,20 @@ func TestARecordNoLongerNeededIsDroppedWithTheNextWrite(t *testing.T) {
 	for i, z := range []string{"zone-a", "zone-a", "zone-b", "zone-b", "zone-c"} {
 		objs = append(objs, podOn(fmt.Sprintf("web-%d", i), types.UID(fmt.Sprintf("uid-web-%d", i)), z, i%2).Ready().Obj())
 	}
+	return objs, podOn
+}
+
+// A record that is no longer needed (its StatefulSet pod's replacement is
+// scheduled) but whose drop changes no number is not written at once: the
+// next write carries it (in a drain, the replacement turning Ready a moment
+// later), which saves a status write per eviction. It is written after
+// RecordDropDelay at the latest, so no record outlives its use for long;
+// and the live read that confirmed its pod gone is not repeated meanwhile.
+func TestARecordNoLongerNeededIsDroppedWithTheNextWrite(t *testing.T) {
+	objs, podOn := webMissingOne()
 	// web-5 was evicted from zone-c and is gone; its record explains the
 	// missing pod there.
-	rec := policyv1alpha1.DisruptedPod{Name: "web-5", UID: "uid-web-5-old", Domain: "zone-c", ControllerUID: sts.UID,
+	rec := policyv1alpha1.DisruptedPod{Name: "web-5", UID: "uid-web-5-old", Domain: "zone-c", ControllerUID: "sts-web",
 		Time: metav1.NewTime(fakeT0.Add(-3 * time.Second))}
 	tdb := created(zonedBudget("web", "web").ObservedGeneration(1).DisruptedPods(rec).Obj())
 	c := newFakeCluster(t, append(append(zoneNodes(2), objs...), tdb)...)
@@ -117,17 +125,8 @@ func TestARecordNoLongerNeededIsDroppedWithTheNextWrite(t *testing.T) {
 // A drop that comes with a change of numbers (the replacement Ready) is
 // written at once, with them.
 func TestARecordNoLongerNeededIsDroppedWithAChangeOfNumbers(t *testing.T) {
-	sts := builders.StatefulSet("web").Namespace(fakeNS).Replicas(6).PodLabels(map[string]string{"app": "web"}).Obj()
-	sts.UID = "sts-web"
-	podOn := func(name string, uid types.UID, zone string, i int) *builders.PodWrapper {
-		return builders.Pod(name).Namespace(fakeNS).UID(uid).Labels(map[string]string{"app": "web"}).
-			ControlledBy(builders.RefTo(sts)).OnNode(nodeName(zone, i)).Running().CreatedAt(fakeT0.Add(-time.Hour))
-	}
-	objs := []client.Object{sts}
-	for i, z := range []string{"zone-a", "zone-a", "zone-b", "zone-b", "zone-c"} {
-		objs = append(objs, podOn(fmt.Sprintf("web-%d", i), types.UID(fmt.Sprintf("uid-web-%d", i)), z, i%2).Ready().Obj())
-	}
-	rec := policyv1alpha1.DisruptedPod{Name: "web-5", UID: "uid-web-5-old", Domain: "zone-c", ControllerUID: sts.UID,
+	objs, podOn := webMissingOne()
+	rec := policyv1alpha1.DisruptedPod{Name: "web-5", UID: "uid-web-5-old", Domain: "zone-c", ControllerUID: "sts-web",
 		Time: metav1.NewTime(fakeT0.Add(-3 * time.Second))}
 	tdb := created(zonedBudget("web", "web").ObservedGeneration(1).DisruptedPods(rec).Obj())
 	c := newFakeCluster(t, append(append(zoneNodes(2), objs...), tdb)...)
