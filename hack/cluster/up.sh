@@ -82,6 +82,18 @@ options:
   bindAddress: 127.0.0.1
   # Local binaries only: kwokctl never downloads anything then.
   kubectlBinary: ${BIN}/kubectl
+# One instance of each: no leader lease to lose when the API server is slow
+# to answer. At 3,000 nodes (make bench-scale) both lost theirs during the
+# drains, exited, and the drains stalled with their replacements unscheduled.
+componentsPatches:
+- name: kube-scheduler
+  extraArgs:
+  - key: leader-elect
+    value: "false"
+- name: kube-controller-manager
+  extraArgs:
+  - key: leader-elect
+    value: "false"
 EOF
   for f in "${stages_dir}"/*.yaml; do
     echo "---"
