@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
@@ -90,7 +91,13 @@ const (
 	noDomainKey  = "\x00nodomain"
 )
 
-func attributeMissing(placed placement, gone []policyv1alpha1.DisruptedPod, owners map[types.UID]Owner, controllers []Owner) attribution {
+func attributeMissing(placed placement, gone, deleting []policyv1alpha1.DisruptedPod, owners map[types.UID]Owner, controllers []Owner) attribution {
+	// The grant times of the records of pods being deleted: such a pod's
+	// record explains its missing pod once it is gone, from its grant on.
+	granted := make(map[string]metav1.Time, len(deleting))
+	for _, r := range deleting {
+		granted[r.Name+"/"+string(r.UID)] = r.Time
+	}
 	att := attribution{expected: map[string]int32{}}
 	byOwner := map[types.UID]*ownerPods{}
 	ownerOf := func(ctrl types.UID) (*ownerPods, bool) {
@@ -142,8 +149,18 @@ func attributeMissing(placed placement, gone []policyv1alpha1.DisruptedPod, owne
 			op.scheduled[key]++
 			if pp.pod.DeletionTimestamp != nil {
 				op.deleting[key]++
-				op.records = append(op.records, policyv1alpha1.DisruptedPod{
-					Name: deletingRecordPrefix + pp.pod.Name, Domain: key, Time: *pp.pod.DeletionTimestamp})
+				// An evicted pod stands in for its record, from the grant:
+				// the replacement created since may be its own. A pod
+				// deleted without an eviction has no record to follow it:
+				// its stand-in explains no missing pod a Pending pod may
+				// be (see explainingRecords).
+				standIn := policyv1alpha1.DisruptedPod{Name: deletingRecordPrefix + pp.pod.Name, Domain: key, Time: *pp.pod.DeletionTimestamp}
+				if t, ok := granted[pp.pod.Name+"/"+string(pp.pod.UID)]; ok {
+					standIn.Name, standIn.Time = recordedDeletingPrefix+pp.pod.Name, t
+				} else if t, ok := granted[pp.pod.Name+"/"]; ok {
+					standIn.Name, standIn.Time = recordedDeletingPrefix+pp.pod.Name, t
+				}
+				op.records = append(op.records, standIn)
 				continue
 			}
 			op.total++
@@ -240,7 +257,8 @@ func (att *attribution) addOwner(op *ownerPods) {
 		}
 		explained += n
 		for _, r := range records {
-			if !strings.HasPrefix(r.Name, goneRecordPrefix) && !strings.HasPrefix(r.Name, deletingRecordPrefix) {
+			if !strings.HasPrefix(r.Name, goneRecordPrefix) && !strings.HasPrefix(r.Name, deletingRecordPrefix) &&
+				!strings.HasPrefix(r.Name, recordedDeletingPrefix) {
 				att.keptRecords = append(att.keptRecords, r)
 			}
 		}
@@ -347,10 +365,11 @@ func explainingRecords(records []policyv1alpha1.DisruptedPod, unscheduled []time
 	for _, r := range sorted {
 		o := olderThan(r.Time.Time)
 		if strings.HasPrefix(r.Name, deletingRecordPrefix) {
-			// A deleting pod's stand-in lasts only until the pod is gone:
-			// were it to take a Pending pod for its replacement, the
-			// budget would swing back once it vanished. Every unscheduled
-			// pod counts as older than it.
+			// The stand-in of a pod deleted without an eviction lasts only
+			// until the pod is gone, and no record follows it: were it to
+			// take a Pending pod for its replacement, the budget would
+			// swing back once it vanished. Every unscheduled pod counts as
+			// older than it.
 			o = int32(len(unscheduled))
 		}
 		older = older || o > 0
@@ -375,6 +394,11 @@ func explainingRecords(records []policyv1alpha1.DisruptedPod, unscheduled []time
 const goneRecordPrefix = "\x00gone/"
 
 // deletingRecordPrefix names the stand-in record of a pod being deleted on a
-// node that exists: it explains a missing pod of its domain, and is never
-// written.
+// node that exists, without an eviction record: it explains a missing pod of
+// its domain, and is never written.
 const deletingRecordPrefix = "\x00deleting/"
+
+// recordedDeletingPrefix names the stand-in of a pod being deleted whose
+// eviction record is in status: it explains a missing pod as that record
+// will once the pod is gone (from the grant), and is never written.
+const recordedDeletingPrefix = "\x00evicted/"

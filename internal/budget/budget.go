@@ -226,7 +226,7 @@ func Compute(in Input) Result {
 		counts.ensure(AllDomain)
 	}
 	if scaleBased {
-		att := attributeMissing(placed, records.gone, in.Owners, in.Controllers)
+		att := attributeMissing(placed, records.gone, records.deleting, in.Owners, in.Controllers)
 		res.NoScale = att.noScale
 		counts.addAttribution(att)
 		records.keepGone(att.keptRecords)
