@@ -47,6 +47,7 @@ import (
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
 	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
+	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
 	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
@@ -277,6 +278,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		}
 		return ctrl.Result{}, fmt.Errorf("updating status of %s: %w", req.NamespacedName, err)
 	}
+	operatormetrics.StatusChanges.WithLabelValues(string(budget.ChangeOf(&tdb.Status, next))).Inc()
 	tdb = *written
 	logger.V(1).Info("budget status updated", "tdb", klog.KObj(&tdb),
 		"expected", next.ExpectedPods, "healthy", next.CurrentHealthy, "allowed", next.DisruptionsAllowed)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -38,7 +39,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
 	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
+	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
 	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
@@ -267,6 +270,14 @@ func TestBudgetReconcileWritesOnlyChanges(t *testing.T) {
 	c := newFakeCluster(t, append(w.objects(), tdb)...)
 	clk := clocktesting.NewFakeClock(fakeT0)
 	r := newBudgetReconciler(c, events.NewFakeRecorder(10), clk)
+	changes := func() map[budget.StatusChange]float64 {
+		out := map[budget.StatusChange]float64{}
+		for _, ch := range []budget.StatusChange{budget.ChangeAllowance, budget.ChangeHealthy, budget.ChangeExpected, budget.ChangeRecords, budget.ChangeOther} {
+			out[ch] = testutil.ToFloat64(operatormetrics.StatusChanges.WithLabelValues(string(ch)))
+		}
+		return out
+	}
+	before := changes()
 
 	reconcileBudget(t, r, tdb.Name)
 	if n := c.statusWrites.Load(); n != 1 {
@@ -300,6 +311,16 @@ func TestBudgetReconcileWritesOnlyChanges(t *testing.T) {
 	want := []row{{"zone-a", 3, 2, 2, 0}, {"zone-b", 3, 3, 2, 1}, {"zone-c", 3, 3, 2, 1}}
 	if diff := cmp.Diff(want, rowsOf(c.budgetNamed(t, tdb.Name))); diff != "" {
 		t.Errorf("status.domains (-want +got):\n%s", diff)
+	}
+	// Both writes changed an allowance (the first status; zone-a's 1 to 0):
+	// tdb_status_changes_written_total says so.
+	after := changes()
+	for ch, n := range before {
+		after[ch] -= n
+	}
+	wantChanges := map[budget.StatusChange]float64{budget.ChangeAllowance: 2, budget.ChangeHealthy: 0, budget.ChangeExpected: 0, budget.ChangeRecords: 0, budget.ChangeOther: 0}
+	if diff := cmp.Diff(wantChanges, after); diff != "" {
+		t.Errorf("tdb_status_changes_written_total by change (-want +got):\n%s", diff)
 	}
 }
 

@@ -38,6 +38,13 @@ var (
 		Help: "Writes of TopologyDisruptionBudget status by writer (status, rollout, webhook, mirror) and result (written; conflict: lost to a concurrent write; error; stale: not sent, a newer version was known).",
 	}, []string{"writer", "result"})
 
+	// StatusChanges counts the status controller's writes by what each
+	// changes most (budget.StatusChange).
+	StatusChanges = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tdb_status_changes_written_total",
+		Help: "Status writes of the status controller by what each changes most: allowance (an allowance, the domains, the DisruptionAllowed condition or the generation observed), healthy (healthy pods), expected (expected or desired healthy pods), records (eviction records dropped), other.",
+	}, []string{"change"})
+
 	// RolloutEvictions counts the rollout driver's evictions by result.
 	RolloutEvictions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tdb_rollout_evictions_total",
@@ -165,7 +172,7 @@ var (
 // Collectors are the operator's own metrics, registered with the manager's
 // registry (controller-runtime's metrics.Registry) by this package.
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{DomainAllowed, StatusWrites, RolloutEvictions, DeletionCostPatches,
+	return []prometheus.Collector{DomainAllowed, StatusWrites, StatusChanges, RolloutEvictions, DeletionCostPatches,
 		EvictionDecisions, EvictionDecisionSeconds, ChargesPerWrite, RecomputedGrants, MirrorWrites, DomainBlockedSince,
 		DomainExpectedPods, DomainCurrentHealthy, DomainDesiredHealthy, BudgetCondition,
 		RolloutDomainPhase, RolloutDomainUpdatedPods, RolloutDomainPods,

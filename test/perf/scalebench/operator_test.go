@@ -143,14 +143,17 @@ func (s *opSampler) finish() opFigures {
 	return f
 }
 
-// operatorCounters reads the operator's status writes by writer and its
-// webhook's decisions by decision and reason.
+// operatorCounters reads the operator's status writes by writer, the status
+// controller's by what they change, and its webhook's decisions by decision
+// and reason.
 func operatorCounters(port int) (map[string]float64, error) {
 	out := map[string]float64{}
 	err := kwokenv.ScrapeMetrics(port, func(series string, v float64) {
 		switch {
 		case strings.HasPrefix(series, "tdb_status_writes_total{") && kwokenv.MetricLabel(series, "result") == "written":
 			out["writes "+kwokenv.MetricLabel(series, "writer")] += v
+		case strings.HasPrefix(series, "tdb_status_changes_written_total{"):
+			out["changes "+kwokenv.MetricLabel(series, "change")] += v
 		case strings.HasPrefix(series, "tdb_eviction_decisions_total{"):
 			out["decisions "+kwokenv.MetricLabel(series, "decision")+" "+kwokenv.MetricLabel(series, "reason")] += v
 		}

@@ -226,8 +226,12 @@ type system struct {
 	WritesPerAllowed                 float64 `json:"writes_per_allowed_eviction"`
 	// The operator's writes split: the webhook's (records of evictions)
 	// and the status controller's (pods changing), per allowed eviction.
-	WebhookWritesPerAllowed float64            `json:"webhook_writes_per_allowed_eviction,omitempty"`
-	StatusWritesPerAllowed  float64            `json:"status_writes_per_allowed_eviction,omitempty"`
+	WebhookWritesPerAllowed float64 `json:"webhook_writes_per_allowed_eviction,omitempty"`
+	StatusWritesPerAllowed  float64 `json:"status_writes_per_allowed_eviction,omitempty"`
+	// The status controller's writes per allowed eviction by what each
+	// changes most (budget.StatusChange: allowance, healthy, expected,
+	// records, other).
+	StatusChangesPerAllowed map[string]float64 `json:"status_changes_per_allowed_eviction,omitempty"`
 	Decisions               map[string]float64 `json:"webhook_decisions,omitempty"`
 	Writes                  map[string]float64 `json:"writes"`
 	RequestsPerAllowed      map[string]float64 `json:"api_requests_per_allowed_eviction"`
@@ -485,12 +489,17 @@ func (b *bench) turn(ctx context.Context, round int, sys string) (*system, error
 		}
 	}
 	s.Decisions = map[string]float64{}
+	s.StatusChangesPerAllowed = map[string]float64{}
 	for k, v := range op1 {
 		d := v - op0[k]
 		switch {
 		case d <= 0:
 		case strings.HasPrefix(k, "writes "):
 			s.Writes["operator "+strings.TrimPrefix(k, "writes ")] = d
+		case strings.HasPrefix(k, "changes "):
+			if allowed > 0 {
+				s.StatusChangesPerAllowed[strings.TrimPrefix(k, "changes ")] = d / float64(allowed)
+			}
 		default:
 			s.Decisions[strings.TrimPrefix(k, "decisions ")] = d
 		}
@@ -600,6 +609,7 @@ func pool(into map[string]*system, sys string, s *system) {
 		cp.walls = append([]float64(nil), s.walls...)
 		cp.nodes = append([]float64(nil), s.nodes...)
 		cp.Writes, cp.RequestsPerAllowed, cp.Decisions = copyMap(s.Writes), copyMap(s.RequestsPerAllowed), copyMap(s.Decisions)
+		cp.StatusChangesPerAllowed = copyMap(s.StatusChangesPerAllowed)
 		into[sys] = &cp
 		return
 	}
@@ -632,6 +642,9 @@ func pool(into map[string]*system, sys string, s *system) {
 	}
 	for k, v := range s.RequestsPerAllowed {
 		p.RequestsPerAllowed[k] = (p.RequestsPerAllowed[k]*n + v) / (n + 1)
+	}
+	for k, v := range s.StatusChangesPerAllowed {
+		p.StatusChangesPerAllowed[k] = (p.StatusChangesPerAllowed[k]*n + v) / (n + 1)
 	}
 }
 
@@ -880,6 +893,9 @@ func summary(rep *report) {
 		fmt.Printf("\n%s: writes %s\n%s: API requests per allowed eviction (top 12): %s\n", name, mapLine(s.Writes, 0), name, mapLine(s.RequestsPerAllowed, 12))
 		if len(s.Decisions) > 0 {
 			fmt.Printf("%s: webhook decisions %s\n", name, mapLine(s.Decisions, 0))
+		}
+		if len(s.StatusChangesPerAllowed) > 0 {
+			fmt.Printf("%s: status controller writes per allowed eviction, by what they change: %s\n", name, mapLine(s.StatusChangesPerAllowed, 0))
 		}
 		for _, v := range s.ViolationEvidence {
 			fmt.Printf("   violation at %s: %s: %s\n", v.At, v.Workload, v.Detail)
