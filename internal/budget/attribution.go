@@ -17,11 +17,12 @@ limitations under the License.
 package budget
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
@@ -33,25 +34,30 @@ import (
 // disrupted at the same time. The rules, in order:
 //
 //  1. A missing pod explained by an eviction record of the same controller
-//     belongs to the record's domain; a pod being deleted explains one in its
-//     domain the same way (it counts there already, as itself). A record whose pod's name is now held
-//     by a scheduled pod of the same controller (a StatefulSet replacement)
-//     is done: that pod counts where it runs. When the controller misses at
-//     least as many pods as it has records, every record explains one. When
-//     it misses fewer, which records are done cannot be told (ReplicaSet
-//     replacements have new names, and grant times are only kept to the
-//     second): every record is kept, and each domain expects as many
-//     missing pods as could be its own, min(missing, its records), so no
-//     domain is ever given an allowance for a pod missing from it. The
-//     records are dropped once nothing is missing.
-//  2. A controller whose scheduled pods all sit in one domain expects exactly
-//     its scale there (its other missing pods, and policy/v1's view of a
-//     surge, where pods briefly outnumber the scale).
+//     belongs to the record's domain; a pod being deleted explains one the
+//     same way, in its record's domain when it was evicted (the domain the
+//     grant charged, even if its node was relabelled since), else in its
+//     own; it still counts where it runs, as itself. A record whose pod's
+//     name is now held by a scheduled pod of the same controller (a
+//     StatefulSet replacement) is done: that pod counts where it runs.
+//     When the controller misses at least as many pods as it has records,
+//     every record explains one. When it misses fewer, which records are
+//     done cannot be told (ReplicaSet replacements have new names, and
+//     grant times are only kept to the second): every record is kept, and
+//     each domain expects as many missing pods as could be its own,
+//     min(missing, its records), so no domain is ever given an allowance
+//     for a pod missing from it. The records are dropped once nothing is
+//     missing.
+//  2. A controller whose scheduled pods all sit in one domain, one of them
+//     at least not being deleted, expects exactly its scale there (its
+//     other missing pods, and policy/v1's view of a surge, where pods
+//     briefly outnumber the scale).
 //  3. Otherwise each domain expects the controller's pods scheduled there, and
 //     every remaining missing pod counts against every covered domain of the
-//     controller; a controller with no scheduled pod at all (also one the
-//     caller knows of with no pod in existence) counts its missing pods
-//     against every domain of the budget.
+//     controller; a controller with no scheduled pod at all, or only pods
+//     being deleted (also one the caller knows of with no pod in
+//     existence), counts its missing pods against every domain of the
+//     budget.
 //
 // Pods without a controller count where they run; nothing replaces them.
 
@@ -75,6 +81,10 @@ type ownerPods struct {
 	scheduled map[string]int32
 	// deleting counts, by the same keys, the scheduled pods being deleted.
 	deleting map[string]int32
+	// inPlace counts, by the same keys, the pods being deleted whose
+	// stand-in explains a missing pod where they run: only there does such
+	// a pod, counted as itself, cover the missing pod its stand-in places.
+	inPlace map[string]int32
 	// total counts the placed pods not being deleted.
 	total   int32
 	records []policyv1alpha1.DisruptedPod
@@ -92,11 +102,26 @@ const (
 )
 
 func attributeMissing(placed placement, gone, deleting []policyv1alpha1.DisruptedPod, owners map[types.UID]Owner, controllers []Owner) attribution {
-	// The grant times of the records of pods being deleted: such a pod's
-	// record explains its missing pod once it is gone, from its grant on.
-	granted := make(map[string]metav1.Time, len(deleting))
+	// The records of pods being deleted (or on a node that is gone): such a
+	// pod's record explains its missing pod once it is gone, in the
+	// record's domain and from its grant on.
+	granted := make(map[string]policyv1alpha1.DisruptedPod, len(deleting))
 	for _, r := range deleting {
-		granted[r.Name+"/"+string(r.UID)] = r.Time
+		granted[r.Name+"/"+string(r.UID)] = r
+	}
+	// recordOf returns the eviction record of a pod. A record without UID
+	// is the pod's only if it was granted no earlier than the pod was
+	// created (to the second, as both times are kept): an older one is of a
+	// predecessor of the same name (a StatefulSet's), and the newer pod is
+	// being deleted without an eviction of its own.
+	recordOf := func(p *corev1.Pod) (policyv1alpha1.DisruptedPod, bool) {
+		if r, ok := granted[p.Name+"/"+string(p.UID)]; ok {
+			return r, true
+		}
+		if r, ok := granted[p.Name+"/"]; ok && !r.Time.Time.Before(p.CreationTimestamp.Time.Truncate(time.Second)) {
+			return r, true
+		}
+		return policyv1alpha1.DisruptedPod{}, false
 	}
 	att := attribution{expected: map[string]int32{}}
 	byOwner := map[types.UID]*ownerPods{}
@@ -107,7 +132,7 @@ func attributeMissing(placed placement, gone, deleting []policyv1alpha1.Disrupte
 		}
 		op := byOwner[o.UID]
 		if op == nil {
-			op = &ownerPods{owner: o, scheduled: map[string]int32{}, deleting: map[string]int32{}}
+			op = newOwnerPods(o)
 			byOwner[o.UID] = op
 		}
 		return op, true
@@ -149,16 +174,24 @@ func attributeMissing(placed placement, gone, deleting []policyv1alpha1.Disrupte
 			op.scheduled[key]++
 			if pp.pod.DeletionTimestamp != nil {
 				op.deleting[key]++
-				// An evicted pod stands in for its record, from the grant:
-				// the replacement created since may be its own. A pod
-				// deleted without an eviction has no record to follow it:
-				// its stand-in explains no missing pod a Pending pod may
-				// be (see explainingRecords).
+				// An evicted pod stands in for its record, from the grant
+				// and in the record's domain: the replacement created since
+				// may be its own, and the grant charged the domain the pod
+				// was in then, where the record places the missing pod once
+				// the pod is gone (its node may have been relabelled since;
+				// the pod still counts where it runs). A pod deleted
+				// without an eviction has no record to follow it: its
+				// stand-in explains no missing pod a Pending pod may be
+				// (see explainingRecords).
 				standIn := policyv1alpha1.DisruptedPod{Name: deletingRecordPrefix + pp.pod.Name, Domain: key, Time: *pp.pod.DeletionTimestamp}
-				if t, ok := granted[pp.pod.Name+"/"+string(pp.pod.UID)]; ok {
-					standIn.Name, standIn.Time = recordedDeletingPrefix+pp.pod.Name, t
-				} else if t, ok := granted[pp.pod.Name+"/"]; ok {
-					standIn.Name, standIn.Time = recordedDeletingPrefix+pp.pod.Name, t
+				if r, ok := recordOf(pp.pod); ok {
+					standIn.Name, standIn.Time = recordedDeletingPrefix+pp.pod.Name, r.Time
+					if r.Domain != "" {
+						standIn.Domain = r.Domain
+					}
+				}
+				if standIn.Domain == key {
+					op.inPlace[key]++
 				}
 				op.records = append(op.records, standIn)
 				continue
@@ -175,11 +208,21 @@ func attributeMissing(placed placement, gone, deleting []policyv1alpha1.Disrupte
 			// it is being deleted its controller may already have replaced
 			// it, with a pod whose place says nothing of which missing pod
 			// it replaced: it then explains a missing pod like an eviction
-			// record does, no more surely than one.
+			// record does, no more surely than one. Evicted, it explains
+			// from the grant, as its record will once it is gone: judged
+			// from its deletion, a replacement created between the two
+			// would be older than it, and the missing pod the grant
+			// charged to its domain could be explained nowhere.
 			switch {
 			case pp.pod.DeletionTimestamp != nil && pp.domain != "":
-				op.records = append(op.records, policyv1alpha1.DisruptedPod{
-					Name: goneRecordPrefix + pp.pod.Name, Domain: pp.domain, Time: *pp.pod.DeletionTimestamp})
+				standIn := policyv1alpha1.DisruptedPod{Name: goneRecordPrefix + pp.pod.Name, Domain: pp.domain, Time: *pp.pod.DeletionTimestamp}
+				if r, ok := recordOf(pp.pod); ok {
+					standIn.Time = r.Time
+					if r.Domain != "" {
+						standIn.Domain = r.Domain
+					}
+				}
+				op.records = append(op.records, standIn)
 			case pp.pod.DeletionTimestamp == nil:
 				op.goneDomains = append(op.goneDomains, pp.domain)
 			}
@@ -215,7 +258,7 @@ func attributeMissing(placed placement, gone, deleting []policyv1alpha1.Disrupte
 	// scale is missing everywhere (rule 3).
 	for _, o := range controllers {
 		if _, ok := byOwner[o.UID]; !ok {
-			byOwner[o.UID] = &ownerPods{owner: o, scheduled: map[string]int32{}, deleting: map[string]int32{}}
+			byOwner[o.UID] = newOwnerPods(o)
 		}
 	}
 	// Iterate owners in a stable order so results are deterministic.
@@ -257,8 +300,7 @@ func (att *attribution) addOwner(op *ownerPods) {
 		}
 		explained += n
 		for _, r := range records {
-			if !strings.HasPrefix(r.Name, goneRecordPrefix) && !strings.HasPrefix(r.Name, deletingRecordPrefix) &&
-				!strings.HasPrefix(r.Name, recordedDeletingPrefix) {
+			if !isStandIn(r) {
 				att.keptRecords = append(att.keptRecords, r)
 			}
 		}
@@ -275,18 +317,30 @@ func (att *attribution) addOwner(op *ownerPods) {
 		att.everyDomain += spread
 	}
 
-	switch len(op.scheduled) {
-	case 0:
+	switch {
+	case op.total == 0:
+		// Rule 3 for a controller with no pod that stays: its scheduled
+		// pods, if any, are all being deleted, and a missing pod no record
+		// explains has no place; were the domain of the last pods being
+		// deleted to own it (rule 2), every other domain would expect it
+		// only once they are gone. Those pods count where they run.
+		for d, n := range op.scheduled {
+			if isDomainKey(d) {
+				att.expected[d] += n
+			}
+		}
 		att.everyDomain += rest
-		att.charge(charged, nil)
-	case 1:
+		att.charge(charged, op.inPlace)
+	case len(op.scheduled) == 1:
 		// Rule 2: the controller's scale, less what records placed
-		// elsewhere, belongs to its one domain.
+		// elsewhere, belongs to its one domain; a pod being deleted whose
+		// stand-in placed its missing pod elsewhere (its node was
+		// relabelled) also counts where it runs.
 		for d, n := range op.scheduled {
 			if !isDomainKey(d) {
 				continue
 			}
-			e := op.owner.Replicas - explained - spread
+			e := op.owner.Replicas - explained - spread + op.deleting[d] - op.inPlace[d]
 			// Never fewer than the domain's pods being deleted plus the
 			// others the scale covers: a deleting pod counts where it
 			// runs, even when a pod on a deleted node, or a record
@@ -304,13 +358,19 @@ func (att *attribution) addOwner(op *ownerPods) {
 			}
 		}
 		// A pod being deleted already counts where it runs: a domain's
-		// charge adds what its deleting pods do not cover.
-		att.charge(charged, op.deleting)
+		// charge adds what its deleting pods whose stand-in is there do
+		// not cover.
+		att.charge(charged, op.inPlace)
 	}
 }
 
+func newOwnerPods(o Owner) *ownerPods {
+	return &ownerPods{owner: o, scheduled: map[string]int32{}, deleting: map[string]int32{}, inPlace: map[string]int32{}}
+}
+
 // charge adds the missing pods records place in each domain, less the
-// deleting pods already counted there.
+// deleting pods already counted there whose stand-in places its missing pod
+// there too.
 func (att *attribution) charge(charged, counted map[string]int32) {
 	for d, k := range charged {
 		if isDomainKey(d) && k > counted[d] {
@@ -332,7 +392,11 @@ func isDomainKey(d string) bool { return d != uncoveredKey && d != noDomainKey }
 //   - per domain, no more records are kept than missing pods they may
 //     explain; the newest are kept (grant times are kept to the second, so
 //     which of several records is done cannot be told, and each domain
-//     keeps as many as could be its own).
+//     keeps as many as could be its own), except that a record in status
+//     takes a full domain's place from the stand-in of a pod being
+//     deleted: the record would be dropped from status for good, while the
+//     stand-in lasts only as long as its pod (and, for a pod deleted
+//     without an eviction, no record follows it).
 //
 // The unscheduled pods older than every kept record are not explained by
 // any: they count against every domain, as any missing pod of unknown place.
@@ -361,7 +425,7 @@ func explainingRecords(records []policyv1alpha1.DisruptedPod, unscheduled []time
 		return sorted[i].Name < sorted[j].Name
 	})
 	perDomain := map[string]int32{}
-	leastOlder := int32(-1)
+	var olders []int32 // of kept, one for one
 	for _, r := range sorted {
 		o := olderThan(r.Time.Time)
 		if strings.HasPrefix(r.Name, deletingRecordPrefix) {
@@ -374,19 +438,46 @@ func explainingRecords(records []policyv1alpha1.DisruptedPod, unscheduled []time
 		}
 		older = older || o > 0
 		capacity := missing - o
-		if capacity <= 0 || perDomain[r.Domain] >= capacity {
+		if capacity <= 0 || perDomain[r.Domain] > capacity {
 			continue
+		}
+		if perDomain[r.Domain] == capacity {
+			// The domain is full. A record in status takes the place of a
+			// stand-in kept there: the count, and so the arithmetic, stays
+			// the same (the stand-in's pod still counts where it runs),
+			// but the record, not kept, would be dropped from status for
+			// good, while the stand-in lasts only as long as its pod.
+			// Sorted first, the stand-in has no fewer unscheduled pods
+			// older than it than the record has: open never shrinks.
+			if isStandIn(r) {
+				continue
+			}
+			i := lastStandIn(kept, r.Domain)
+			if i < 0 {
+				continue
+			}
+			kept, olders = slices.Delete(kept, i, i+1), slices.Delete(olders, i, i+1)
+			perDomain[r.Domain]--
 		}
 		perDomain[r.Domain]++
 		kept = append(kept, r)
-		if leastOlder < 0 || o < leastOlder {
-			leastOlder = o
-		}
+		olders = append(olders, o)
 	}
 	if len(kept) == 0 {
 		return nil, 0, older
 	}
-	return kept, missing - leastOlder, older
+	return kept, missing - slices.Min(olders), older
+}
+
+// lastStandIn returns the index of the last stand-in of domain d in
+// records, or -1.
+func lastStandIn(records []policyv1alpha1.DisruptedPod, d string) int {
+	for i := len(records) - 1; i >= 0; i-- {
+		if records[i].Domain == d && isStandIn(records[i]) {
+			return i
+		}
+	}
+	return -1
 }
 
 // goneRecordPrefix names the stand-in record of a deleting pod on a deleted
@@ -402,3 +493,10 @@ const deletingRecordPrefix = "\x00deleting/"
 // eviction record is in status: it explains a missing pod as that record
 // will once the pod is gone (from the grant), and is never written.
 const recordedDeletingPrefix = "\x00evicted/"
+
+// isStandIn says whether a record is the stand-in of a pod being deleted,
+// never written, rather than a record in status.
+func isStandIn(r policyv1alpha1.DisruptedPod) bool {
+	return strings.HasPrefix(r.Name, goneRecordPrefix) || strings.HasPrefix(r.Name, deletingRecordPrefix) ||
+		strings.HasPrefix(r.Name, recordedDeletingPrefix)
+}
