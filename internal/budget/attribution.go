@@ -109,16 +109,14 @@ func attributeMissing(placed placement, gone, deleting []policyv1alpha1.Disrupte
 	for _, r := range deleting {
 		granted[r.Name+"/"+string(r.UID)] = r
 	}
-	// recordOf returns the eviction record of a pod. A record without UID
-	// is the pod's only if it was granted no earlier than the pod was
-	// created (to the second, as both times are kept): an older one is of a
-	// predecessor of the same name (a StatefulSet's), and the newer pod is
+	// recordOf returns the eviction record of a pod (recordOfPod): a
+	// UID-less record older than the pod is a predecessor's, and the pod is
 	// being deleted without an eviction of its own.
 	recordOf := func(p *corev1.Pod) (policyv1alpha1.DisruptedPod, bool) {
 		if r, ok := granted[p.Name+"/"+string(p.UID)]; ok {
 			return r, true
 		}
-		if r, ok := granted[p.Name+"/"]; ok && !r.Time.Time.Before(p.CreationTimestamp.Time.Truncate(time.Second)) {
+		if r, ok := granted[p.Name+"/"]; ok && recordOfPod(r, p) {
 			return r, true
 		}
 		return policyv1alpha1.DisruptedPod{}, false

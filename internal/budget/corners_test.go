@@ -163,6 +163,26 @@ func TestCornerAttribution(t *testing.T) {
 			now: at(41 * time.Second),
 			want: withRows(row("zone-a", 3, 2, 2, 0), row("zone-b", 1, 0, 0, 0), row("zone-c", 2, 1, 1, 0)).
 				withRecords("d-a@zone-a", "d-b@zone-b")},
+		// The same class on a deleted node (a second reader's finding): a
+		// newer s-2, created at t0+10s, runs on n-gone, last seen in
+		// zone-a, and is not being deleted; the UID-less record of the s-2
+		// evicted from zone-c at t0 is its predecessor's. s-2's missing pod
+		// is zone-a's, where its node was. Taking the old record's domain,
+		// zone-a expected 2 and allowed e's pods one more disruption.
+		{name: "record without UID of an older pod: a newer pod of its name on a deleted node keeps its node's domain",
+			nodes: threeZones(),
+			pods: []*builders.PodWrapper{
+				pod("s-0").OnNode("n3").Ready().ControlledBy(rsD), pod("s-1").OnNode("n4").Ready().ControlledBy(rsD),
+				pod("s-2").UID("uid-s-2-new").CreatedAt(at(10 * time.Second)).OnNode("n-gone").Ready().ControlledBy(rsD),
+				pod("e-0").OnNode("n1").Ready().ControlledBy(replicaSet(e)), pod("e-1").OnNode("n1").Ready().ControlledBy(replicaSet(e)),
+			},
+			owners:  []Owner{owner(d, 3), owner(e, 2)},
+			records: []policyv1alpha1.DisruptedPod{uidless},
+			now:     at(20 * time.Second),
+			// The record itself is kept, as any record naming a pod that
+			// exists, until its time is up.
+			want: withRows(row("zone-a", 3, 2, 2, 0), row("zone-b", 1, 1, 0, 1), row("zone-c", 1, 1, 0, 1)).
+				withRecords("s-2@zone-c")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

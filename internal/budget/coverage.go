@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -321,6 +322,21 @@ func (c *coverage) place(pods []*corev1.Pod) placement {
 	return out
 }
 
+// recordOfPod says whether r is the eviction record of pod. A record
+// without UID (written before records carried one, or by hand) is the
+// pod's only if it was granted no earlier than the pod was created (to the
+// second, as both times are kept): an older one is a predecessor's of the
+// same name (a StatefulSet's).
+func recordOfPod(r policyv1alpha1.DisruptedPod, pod *corev1.Pod) bool {
+	if r.Name != pod.Name {
+		return false
+	}
+	if r.UID != "" {
+		return r.UID == pod.UID
+	}
+	return !r.Time.Time.Before(pod.CreationTimestamp.Time.Truncate(time.Second))
+}
+
 // podTopologyLabels are the node labels the API server copies onto bound
 // pods (PodTopologyLabels): for them a pod tells its own domain.
 var podTopologyLabels = map[string]bool{corev1.LabelTopologyZone: true, corev1.LabelTopologyRegion: true}
@@ -331,7 +347,7 @@ var podTopologyLabels = map[string]bool{corev1.LabelTopologyZone: true, corev1.L
 // against every domain).
 func (c *coverage) goneDomain(pod *corev1.Pod, lastLabel string) string {
 	for _, r := range c.records {
-		if r.Name == pod.Name && (r.UID == "" || r.UID == pod.UID) && r.Domain != "" {
+		if recordOfPod(r, pod) && r.Domain != "" {
 			return r.Domain
 		}
 	}
