@@ -85,6 +85,29 @@ var _ = Describe("Budgets never freeze what they do not protect", func() {
 			Expect(rep.MaxZone["zone-b"]).To(BeNumerically("<=", 1), "zone-b exceeded its budget: %s", rep)
 		})
 
+	// The local cluster's own start-up of pods (hack/cluster/stages): at
+	// 3,000 nodes kwok found StatefulSet replacements carrying their
+	// predecessor's pod IP, and merging its own into it made every status
+	// patch invalid: the pods stayed Pending for ever and every drain
+	// waiting on them with them.
+	It("the local cluster starts a bound pod that already carries a pod IP: it runs with one IP, as a replacement must for a drain to go on",
+		SpecTimeout(2*time.Minute), func(ctx SpecContext) {
+			f := newFixture(ctx, "podip", 1)
+			p := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "stale-ip", Namespace: f.ns, Annotations: map[string]string{"tdb.dev/ready-delay": "5s"}},
+				Spec:       corev1.PodSpec{NodeName: f.nodes["zone-a"][0], Containers: []corev1.Container{{Name: "c", Image: "example"}}},
+			}
+			Expect(k8s.Create(ctx, p)).To(Succeed())
+			p.Status.PodIP, p.Status.PodIPs = "10.99.0.1", []corev1.PodIP{{IP: "10.99.0.1"}}
+			Expect(k8s.Status().Update(ctx, p)).To(Succeed())
+			Eventually(ctx, func(g Gomega) {
+				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(p), p)).To(Succeed())
+				g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
+				g.Expect(p.Status.PodIPs).To(HaveLen(1))
+				g.Expect(p.Status.PodIP).To(Equal(p.Status.PodIPs[0].IP))
+			}).WithTimeout(time.Minute).Should(Succeed())
+		})
+
 	It("a pod that a policy/v1 PDB protects is refused without a charge: with maxDisruptedDomains 1 its zone does not hold the other zones' drains",
 		SpecTimeout(6*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "pdbhold", 2)
