@@ -334,7 +334,7 @@ func recordOfPod(r policyv1alpha1.DisruptedPod, pod *corev1.Pod) bool {
 	if r.UID != "" {
 		return r.UID == pod.UID
 	}
-	return !r.Time.Time.Before(pod.CreationTimestamp.Time.Truncate(time.Second))
+	return !r.Time.Time.Before(pod.CreationTimestamp.Truncate(time.Second))
 }
 
 // podTopologyLabels are the node labels the API server copies onto bound
