@@ -59,6 +59,16 @@ func (p *Pending) Begin(key types.NamespacedName) uint64 {
 	return p.events[key]
 }
 
+// Events is how many events of the budget this process has noted: a
+// computation made after reading it has seen the cache at least as it was
+// at that event, and stays the same until the next one (the webhook's
+// recomputation is reused while it does).
+func (p *Pending) Events(key types.NamespacedName) uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.events[key]
+}
+
 // Done marks the status current up to the events Begin returned (see
 // Begin).
 func (p *Pending) Done(key types.NamespacedName, seen uint64) {

@@ -127,6 +127,7 @@ type EvictionHandler struct {
 	Pending *budgetstatus.Pending
 
 	ledger      ledger
+	memo        recomputeMemo
 	ownVersions budgetstatus.Versions
 	blocking    blockMarks
 	gatherOnce  sync.Once

@@ -25,6 +25,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -197,4 +198,105 @@ func TestRecomputedGrantsAreCountedOnce(t *testing.T) {
 	if d := testutil.ToFloat64(operatormetrics.RecomputedGrants) - before; d != 0 {
 		t.Errorf("a dry run counted %v recomputed grants", d)
 	}
+}
+
+// setReady sets pod name's Ready condition in c (the cache of these tests).
+func setReady(t *testing.T, c client.Client, name string, ready bool) {
+	t.Helper()
+	var pod corev1.Pod
+	if err := c.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: name}, &pod); err != nil {
+		t.Fatal(err)
+	}
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == corev1.PodReady {
+			pod.Status.Conditions[i].Status = status
+		}
+	}
+	if err := c.Status().Update(context.Background(), &pod); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func recomputations(result string) float64 {
+	return testutil.ToFloat64(operatormetrics.Recomputations.WithLabelValues(result))
+}
+
+// Refusals of a budget that nothing changed between share one computation
+// (a refusal storm costs one cache read per event, not one per refusal),
+// and the next event of the budget is read: web-2 turning Ready reopens
+// zone-a.
+func TestRefusalsShareARecomputationUntilTheNextEvent(t *testing.T) {
+	c, _ := reopened(t, nil)
+	setReady(t, c, "web-2", false)
+	h := newHandler(t, c, c)
+	leaderBehind(h)
+	key := types.NamespacedName{Namespace: "ns", Name: "b"}
+
+	computed, reused := recomputations("computed"), recomputations("reused")
+	for i := range 3 {
+		if resp := h.Handle(context.Background(), request(t, eviction(), false)); resp.Allowed {
+			t.Fatalf("refusal %d: allowed; web-2 is not Ready and zone-a has nothing to spare", i)
+		}
+	}
+	if got := recomputations("computed") - computed; got != 1 {
+		t.Errorf("three refusals with no event between computed %v times; want once", got)
+	}
+	if got := recomputations("reused") - reused; got != 2 {
+		t.Errorf("three refusals with no event between reused a computation %v times; want twice", got)
+	}
+
+	setReady(t, c, "web-2", true)
+	h.Pending.Touch(key) // the status controller's event handler, after the cache holds the change
+	if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
+		t.Fatalf("refused (%s) after web-2's Ready event; zone-a is whole again", resp.Result.Message)
+	}
+	if got := recomputations("computed") - computed; got != 2 {
+		t.Errorf("computations after the event: %v; want a second one", got)
+	}
+}
+
+// A computation is not reused on other records (a grant written since:
+// the records of the version being decided on differ) nor on other
+// confirmations (a record confirmed gone since).
+func TestARecomputationIsNotReusedOnOtherRecordsOrConfirmations(t *testing.T) {
+	t.Run("a grant since", func(t *testing.T) {
+		c, _ := reopened(t, nil)
+		h := newHandler(t, c, c)
+		leaderBehind(h)
+		if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
+			t.Fatalf("refused: %s", resp.Result.Message)
+		}
+		// No event since: only the records say web-0 is charged. The
+		// first computation, reused, would drop its record and allow.
+		for _, name := range []string{"web-1", "web-2"} {
+			req := request(t, map[string]any{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": map[string]any{"name": name, "namespace": "ns"}}, false)
+			req.Name = name
+			if resp := h.Handle(context.Background(), req); resp.Allowed {
+				t.Fatalf("%s allowed after web-0's grant; zone-a allows one", name)
+			}
+		}
+		if got := getBudget(t, c, "b"); len(got.Status.DisruptedPods) != 1 {
+			t.Errorf("records %+v; want web-0's alone", got.Status.DisruptedPods)
+		}
+	})
+	t.Run("a record confirmed gone since", func(t *testing.T) {
+		rec := policyv1alpha1.DisruptedPod{Name: "web-0", UID: "p0-old", Domain: "zone-a", ControllerUID: "s1",
+			Time: metav1.NewTime(time.Date(2026, 11, 21, 17, 59, 40, 0, time.UTC))}
+		c, _ := reopened(t, func(b *builders.BudgetWrapper) { b.DisruptedPods(rec) })
+		h := newHandler(t, c, c)
+		leaderBehind(h)
+		req := request(t, map[string]any{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": map[string]any{"name": "web-1", "namespace": "ns"}}, false)
+		req.Name = "web-1"
+		if resp := h.Handle(context.Background(), req); resp.Allowed {
+			t.Fatalf("allowed while web-0's predecessor is held (not confirmed gone)")
+		}
+		h.Pending.ConfirmGone(types.NamespacedName{Namespace: "ns", Name: "b"}, map[budget.RecordKey]bool{budget.KeyOf(rec): true})
+		if resp := h.Handle(context.Background(), req); !resp.Allowed {
+			t.Fatalf("refused (%s) after web-0's predecessor was confirmed gone", resp.Result.Message)
+		}
+	})
 }

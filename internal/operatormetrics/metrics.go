@@ -83,6 +83,13 @@ var (
 		Name: "tdb_eviction_recomputed_grants_total",
 		Help: "Evictions the webhook granted after recomputing a budget whose written status refused them for want of allowance (a pod event the status controller had not written yet).",
 	})
+	// Recomputations counts the webhook's recomputations of a refusing
+	// budget: computed from the cache, or reused (no event of the budget,
+	// and the same records, since the last one).
+	Recomputations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tdb_eviction_recomputations_total",
+		Help: "The eviction webhook's recomputations of a budget whose status refused for want of allowance while the status controller had an event of it to write, by result: computed from the cache, or reused (no event of the budget and the same records since the last one).",
+	}, []string{"result"})
 )
 
 // DomainBlockedSince is when the eviction webhook first refused an eviction
@@ -173,7 +180,7 @@ var (
 // registry (controller-runtime's metrics.Registry) by this package.
 func Collectors() []prometheus.Collector {
 	return []prometheus.Collector{DomainAllowed, StatusWrites, StatusChanges, RolloutEvictions, DeletionCostPatches,
-		EvictionDecisions, EvictionDecisionSeconds, ChargesPerWrite, RecomputedGrants, MirrorWrites, DomainBlockedSince,
+		EvictionDecisions, EvictionDecisionSeconds, ChargesPerWrite, RecomputedGrants, Recomputations, MirrorWrites, DomainBlockedSince,
 		DomainExpectedPods, DomainCurrentHealthy, DomainDesiredHealthy, BudgetCondition,
 		RolloutDomainPhase, RolloutDomainUpdatedPods, RolloutDomainPods,
 		WebhookCertificateExpiry, WebhookFailurePolicy, WebhookInstalledFailurePolicy}
