@@ -66,6 +66,11 @@ import (
 // names it too).
 const leaderElectionID = "tdb-operator.policy.tdb.dev"
 
+// maxReopenWriteDelay bounds --reopen-write-delay: a status held longer
+// would leave planners (the mirrored PodDisruptionBudgets) and the other
+// replicas refusing for that long after a domain reopened.
+const maxReopenWriteDelay = time.Minute
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
@@ -80,6 +85,7 @@ func run() error {
 		leaderElect    bool
 		leaderElectNS  string
 		recordTimeout  = budget.DefaultRecordTimeout
+		reopenDelay    time.Duration
 		webhookPort    int
 		webhookCertDir string
 		webhookHost    string
@@ -101,6 +107,7 @@ func run() error {
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader among replicas for the controllers (the webhook is served by every replica).")
 	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease; default: the namespace the manager runs in.")
 	flag.DurationVar(&recordTimeout, "record-timeout", budget.DefaultRecordTimeout, fmt.Sprintf("How long, from when the operator first sees it, an eviction record protects a pod that keeps running without being deleted; then the pod is read live and, still running and not deleting, the record is taken for an eviction that never happened and dropped. At least %s.", budget.MinRecordTimeout))
+	flag.DurationVar(&reopenDelay, "reopen-write-delay", 0, fmt.Sprintf("How long the status controller may hold a status write that only relaxes a budget (a replacement turned Ready and its domain reopened), so that the next eviction granted in the budget carries it in its own write: fewer status writes per eviction, for a status, and the PodDisruptionBudgets mirrored from it, that show a reopen up to this much later. The leader's webhook grants on the reopened numbers meanwhile; a replica that is not the leader refuses until the write. 0 (the default): every change is written at once. At most %s; needs --enable-webhook. See docs/scale.md.", maxReopenWriteDelay))
 	flag.BoolVar(&enableWebhook, "enable-webhook", true, "Serve the pods/eviction admission webhook.")
 	flag.StringVar(&webhookHost, "webhook-host", "", "Address the webhook server binds to; empty means all interfaces.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port of the webhook server (TLS).")
@@ -122,6 +129,12 @@ func run() error {
 
 	if recordTimeout < budget.MinRecordTimeout {
 		return fmt.Errorf("--record-timeout must be at least %s (core deletes an evicted pod within about 10 s of admitting the eviction), got %s", budget.MinRecordTimeout, recordTimeout)
+	}
+	if reopenDelay < 0 || reopenDelay > maxReopenWriteDelay {
+		return fmt.Errorf("--reopen-write-delay must be between 0 and %s, got %s", maxReopenWriteDelay, reopenDelay)
+	}
+	if reopenDelay > 0 && !enableWebhook {
+		return fmt.Errorf("--reopen-write-delay=%s needs --enable-webhook: a held status write is carried by the next grant of this process's webhook, and without it evictions would only be refused longer", reopenDelay)
 	}
 	if err := checkClientCAName(clientCAName, certRotation); err != nil {
 		return err
@@ -200,7 +213,7 @@ func run() error {
 	// What the status controller knows and the statuses do not show yet,
 	// for the webhook (see evictionwebhook's refresh).
 	pending := &budgetstatus.Pending{}
-	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, OperatorNamespace: operatorNS, WebhookConfigName: certOptions.WebhookConfigName, GoneNodes: goneNodes, Versions: versions, Pending: pending}); err != nil {
+	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, ReopenWriteDelay: reopenDelay, OperatorNamespace: operatorNS, WebhookConfigName: certOptions.WebhookConfigName, GoneNodes: goneNodes, Versions: versions, Pending: pending}); err != nil {
 		return err
 	}
 	if enableWebhook {

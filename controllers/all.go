@@ -51,6 +51,10 @@ type Options struct {
 	// Pending is shared by the status controller and the eviction webhook
 	// (nil: the status controller keeps its own).
 	Pending *budgetstatus.Pending
+	// ReopenWriteDelay is how long the status controller may hold a status
+	// write that only relaxes a budget (BudgetReconciler.ReopenWriteDelay;
+	// zero: written at once).
+	ReopenWriteDelay time.Duration
 }
 
 // SetupAll registers every controller of the operator with mgr, as the
@@ -83,6 +87,7 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 		Recorder:          recorder,
 		Clock:             o.Clock,
 		RecordTimeout:     o.RecordTimeout,
+		ReopenWriteDelay:  o.ReopenWriteDelay,
 		OperatorNamespace: o.OperatorNamespace,
 		Scope:             &WebhookScope{Reader: mgr.GetClient(), ConfigName: o.WebhookConfigName},
 		GoneNodes:         o.GoneNodes,

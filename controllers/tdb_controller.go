@@ -105,7 +105,18 @@ type BudgetReconciler struct {
 	// behind the cache, and which records live reads confirmed gone (nil:
 	// the controller keeps its own).
 	Pending *budgetstatus.Pending
+	// ReopenWriteDelay, if positive, lets a status write that only relaxes
+	// the budget (budget.Relaxes: a replacement turned Ready, its domain
+	// reopened) wait up to this long, counted from the first pass that
+	// found it, for a write of the eviction webhook to carry it: the next
+	// grant of the budget, which the webhook makes on the status recomputed
+	// from the cache where this controller runs (evictionwebhook.refresh).
+	// Fewer writes per eviction, for a status that shows a reopen up to
+	// this much later. Anything stricter is written at once, with whatever
+	// was held. Zero (the default): every change is written at once.
+	ReopenWriteDelay time.Duration
 
+	holds      reopenHolds
 	sightings  recordSightings
 	ownPending budgetstatus.Pending
 }
@@ -187,6 +198,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		if apierrors.IsNotFound(err) {
 			forgetAllowances(req.Namespace, req.Name)
 			r.sightings.forget(req.NamespacedName)
+			r.holds.end(req.NamespacedName)
 			r.pending().Forget(req.NamespacedName)
 			r.Versions.Forget(req.NamespacedName)
 			r.Passes.forget(req.NamespacedName)
@@ -256,6 +268,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	next := budget.StatusFor(&tdb, &res, now, notEnforced)
 	later, dropAt := dropLater(&tdb.Status, next, seen, now)
 	if later || equality.Semantic.DeepEqual(&tdb.Status, next) {
+		r.holds.end(req.NamespacedName)
 		exportAllowances(&tdb)
 		r.pending().Done(req.NamespacedName, events)
 		r.Passes.ended(ctx, &tdb, fingerprint)
@@ -264,6 +277,19 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			out.RequeueAfter = dropAt.Sub(now)
 		}
 		return out, nil
+	}
+	if r.ReopenWriteDelay > 0 && budget.Relaxes(&tdb.Status, next) {
+		if due := r.holds.due(req.NamespacedName, now, r.ReopenWriteDelay); now.Before(due) {
+			// The status, stricter than the pods, stays as it is until a
+			// grant carries the change or it is due; it stays behind the
+			// cache meanwhile (no Done), so the webhook recomputes it.
+			exportAllowances(&tdb)
+			out := r.requeue(res, custom, unread, now)
+			if out.RequeueAfter == 0 || due.Sub(now) < out.RequeueAfter {
+				out.RequeueAfter = due.Sub(now)
+			}
+			return out, nil
+		}
 	}
 	written, err := r.status().Update(ctx, &tdb, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
 		base.Status = *next
@@ -278,6 +304,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		}
 		return ctrl.Result{}, fmt.Errorf("updating status of %s: %w", req.NamespacedName, err)
 	}
+	r.holds.end(req.NamespacedName)
 	operatormetrics.StatusChanges.WithLabelValues(string(budget.ChangeOf(&tdb.Status, next))).Inc()
 	tdb = *written
 	logger.V(1).Info("budget status updated", "tdb", klog.KObj(&tdb),
@@ -287,6 +314,37 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	r.emitEvents(&tdb, &res)
 	r.Passes.ended(ctx, &tdb, fingerprint)
 	return r.requeue(res, custom, unread, now), nil
+}
+
+// reopenHolds remembers, per budget, since when a relaxing write is held
+// (BudgetReconciler.ReopenWriteDelay).
+type reopenHolds struct {
+	mu    sync.Mutex
+	since map[types.NamespacedName]time.Time
+}
+
+// due returns when the budget's held write is due, starting a hold now if
+// none is running.
+func (h *reopenHolds) due(key types.NamespacedName, now time.Time, delay time.Duration) time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.since == nil {
+		h.since = map[types.NamespacedName]time.Time{}
+	}
+	t, ok := h.since[key]
+	if !ok {
+		t = now
+		h.since[key] = t
+	}
+	return t.Add(delay)
+}
+
+// end forgets the budget's hold: its status was written, found current, or
+// the budget is gone.
+func (h *reopenHolds) end(key types.NamespacedName) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.since, key)
 }
 
 // RecordDropDelay is how long a status that differs from the computed one

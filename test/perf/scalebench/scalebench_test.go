@@ -267,6 +267,10 @@ func run(ctx context.Context, cfg config) ([]string, error) {
 	if cfg.profDir == "" {
 		cfg.profDir = b.logDir
 	}
+	// Made now: a missing PROFILE_DIR must not fail the run after its drain.
+	if err := os.MkdirAll(cfg.profDir, 0o755); err != nil {
+		return nil, fmt.Errorf("PROFILE_DIR: %w", err)
+	}
 	start := time.Now()
 	fmt.Printf(">> local cluster %s: %d nodes in %d zones (real kube-apiserver, controller-manager, scheduler v1.36.3; POD_READY_DELAY=0)\n", clusterName, cfg.Nodes, kwokenv.ScaleZones)
 	if b.c, err = kwokenv.UpScale(ctx, clusterName, cfg.Nodes, cfg.reuse); err != nil {
