@@ -95,8 +95,9 @@ func (h *EvictionHandler) refresh(ctx context.Context, tdb *policyv1alpha1.Topol
 			log.FromContext(ctx).V(1).Info("recomputing a budget that refuses", "error", err.Error())
 			return d, false
 		}
+		operatormetrics.Recomputations.WithLabelValues("computed").Inc()
 		res = &computed.Result
-		if !computed.Custom {
+		if !computed.Custom && !computed.GoneNodeRead {
 			h.memo.put(key, in, res, time.Now())
 		}
 	}
@@ -127,8 +128,10 @@ func (h *EvictionHandler) refresh(ctx context.Context, tdb *policyv1alpha1.Topol
 // it is reused until then, as the status the status controller would write
 // from it would stand until its next event. Time does not enter it here
 // (records past their time are held, not dropped, without the status
-// controller's clock), and a computation that read a custom scale through
-// its subresource (not watched, so no event says it changed) is never
+// controller's clock). A computation that read a custom scale through its
+// subresource (not watched, so no event says it changed), or asked a
+// deleted node's last labels (tombstone.Nodes: they expire, and are noted
+// by a handler of their own, maybe after the node's event), is never
 // reused.
 
 // memoKey is what a recomputation of a budget was made from.
@@ -178,10 +181,10 @@ type memoEntry struct {
 // modified.
 func (m *recomputeMemo) get(name types.NamespacedName, in memoKey) (*budget.Result, bool) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	e, ok := m.entries[name]
+	m.mu.Unlock()
+	// Compared outside the lock: an entry is never modified, only replaced.
 	if !ok || !e.key.same(in) {
-		operatormetrics.Recomputations.WithLabelValues("computed").Inc()
 		return nil, false
 	}
 	operatormetrics.Recomputations.WithLabelValues("reused").Inc()

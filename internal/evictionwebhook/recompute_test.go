@@ -29,14 +29,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
 	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
 	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
+	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
 // reopened is a cluster whose budget's status was computed while web-2 was
@@ -299,4 +302,83 @@ func TestARecomputationIsNotReusedOnOtherRecordsOrConfirmations(t *testing.T) {
 			t.Fatalf("refused (%s) after web-0's predecessor was confirmed gone", resp.Result.Message)
 		}
 	})
+}
+
+// goneNodeWorld is a StatefulSet of pods by zone whose web-2 still runs, in
+// the cache, on node n3, deleted since; the written status refuses every
+// zone and the status controller has an event of it to write.
+func goneNodeWorld(t *testing.T, replicas int, zones []string, pods func(pod func(i int, node string) *builders.PodWrapper) []client.Object) (client.Client, *budgetstatus.Pending) {
+	t.Helper()
+	sts := builders.StatefulSet("web").Namespace("ns").Replicas(int32(replicas)).PodLabels(map[string]string{"app": "web"}).Obj()
+	sts.UID = "s1"
+	var rows []policyv1alpha1.DomainStatus
+	for _, z := range zones {
+		rows = append(rows, policyv1alpha1.DomainStatus{Name: z, ExpectedPods: 1})
+	}
+	b := builders.Budget("b").Namespace("ns").Generation(1).MatchLabels(map[string]string{"app": "web"}).
+		TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).ObservedGeneration(1).StatusDomains(rows...).
+		Conditions(metav1.Condition{Type: policyv1alpha1.ConditionDisruptionAllowed, Status: metav1.ConditionFalse,
+			Reason: policyv1alpha1.ReasonInsufficientPods, ObservedGeneration: 1, LastTransitionTime: metav1.Now()})
+	objs := []client.Object{sts, b.Obj(), builders.Node("n1").Zone("zone-a").Obj(), builders.Node("n2").Zone("zone-b").Obj()}
+	objs = append(objs, pods(func(i int, node string) *builders.PodWrapper {
+		return builders.Pod(fmt.Sprintf("web-%d", i)).Namespace("ns").UID(types.UID(fmt.Sprintf("p%d", i))).
+			Labels(map[string]string{"app": "web"}).ControlledBy(builders.RefTo(sts)).OnNode(node).Running()
+	})...)
+	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(objs...).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
+	pending := &budgetstatus.Pending{}
+	pending.Touch(types.NamespacedName{Namespace: "ns", Name: "b"})
+	return c, pending
+}
+
+func evictionOf(t *testing.T, name string, dryRun bool) admission.Request {
+	req := request(t, map[string]any{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": map[string]any{"name": name, "namespace": "ns"}}, dryRun)
+	req.Name = name
+	return req
+}
+
+// A computation that placed a pod by a deleted node's last labels is not
+// shared: they expire on a clock, with no event of the budget. Once n3's
+// labels are forgotten, web-2's missing pod counts in every zone and zone-a
+// has nothing to spare; a computation kept from before would still allow
+// (second reader's probe).
+func TestARecomputationThatReadADeletedNodeIsNotShared(t *testing.T) {
+	c, pending := goneNodeWorld(t, 4, []string{"zone-a", "zone-b", "zone-c"}, func(pod func(int, string) *builders.PodWrapper) []client.Object {
+		return []client.Object{pod(0, "n1").Ready().Obj(), pod(1, "n2").Ready().Obj(), pod(3, "n2").NotReady().Obj(), pod(2, "n3").Ready().Obj()}
+	})
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 21, 18, 0, 0, 0, time.UTC))
+	gone := tombstone.New(clk)
+	gone.Deleted(builders.Node("n3").Zone("zone-c").Obj())
+	h := newHandler(t, c, c)
+	h.GoneNodes, h.Computes, h.Pending = gone, computes(true), pending
+
+	if resp := h.Handle(context.Background(), evictionOf(t, "web-1", false)); resp.Allowed {
+		t.Fatalf("web-1 allowed; zone-b has a pod not Ready")
+	}
+	if resp := h.Handle(context.Background(), evictionOf(t, "web-0", true)); !resp.Allowed {
+		t.Fatalf("web-0 refused while n3's labels place web-2 in zone-c (%s)", resp.Result.Message)
+	}
+	clk.Step(tombstone.DefaultTTL + time.Minute)
+	if resp := h.Handle(context.Background(), evictionOf(t, "web-0", false)); resp.Allowed {
+		t.Errorf("web-0 allowed after n3's labels expired: web-2's missing pod counts in zone-a too")
+	}
+}
+
+// And one made before a deleted node's labels were noted does not keep
+// refusing once they are (they come by a handler of their own, maybe after
+// the node's event).
+func TestARecomputationBeforeADeletedNodesLabelsIsNotShared(t *testing.T) {
+	c, pending := goneNodeWorld(t, 3, []string{"zone-a", "zone-b"}, func(pod func(int, string) *builders.PodWrapper) []client.Object {
+		return []client.Object{pod(0, "n1").Ready().Obj(), pod(1, "n2").Ready().Obj(), pod(2, "n3").Ready().Obj()}
+	})
+	gone := tombstone.New(nil)
+	h := newHandler(t, c, c)
+	h.GoneNodes, h.Computes, h.Pending = gone, computes(true), pending
+	if resp := h.Handle(context.Background(), evictionOf(t, "web-0", true)); resp.Allowed {
+		t.Fatalf("web-0 allowed while web-2's domain is unknown")
+	}
+	gone.Deleted(builders.Node("n3").Zone("zone-b").Obj())
+	if resp := h.Handle(context.Background(), evictionOf(t, "web-0", true)); !resp.Allowed {
+		t.Errorf("web-0 refused (%s) once n3's labels place web-2 in zone-b", resp.Result.Message)
+	}
 }

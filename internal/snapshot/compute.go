@@ -50,6 +50,11 @@ type Computed struct {
 	Custom bool
 	// Fingerprint is that of the pods read.
 	Fingerprint uint64
+	// GoneNodeRead says a node was missing from the cache and the deleted
+	// nodes' last labels were asked for it: they change without an event
+	// of the budget (they expire, and may be noted after the node's
+	// deletion event), so such a computation holds only for now.
+	GoneNodeRead bool
 }
 
 // Compute gathers the inputs of one budget from the cache and computes its
@@ -92,6 +97,13 @@ func (g *Gatherer) Compute(ctx context.Context, tdb *policyv1alpha1.TopologyDisr
 		return Computed{Fingerprint: out.Fingerprint}, err
 	}
 	out.Custom = owners.Custom
+	goneNodes := snap.GoneNodes()
+	if last := goneNodes; last != nil {
+		goneNodes = func(name string) (map[string]string, bool) {
+			out.GoneNodeRead = true
+			return last(name)
+		}
+	}
 	out.Result = budget.Compute(budget.Input{
 		Budget:        tdb,
 		Coverage:      snap.Coverage,
@@ -105,7 +117,7 @@ func (g *Gatherer) Compute(ctx context.Context, tdb *policyv1alpha1.TopologyDisr
 		ConfirmExpiry: true,
 		Phantoms:      o.Phantoms,
 		GoneConfirmed: o.GoneConfirmed,
-		GoneNodes:     snap.GoneNodes(),
+		GoneNodes:     goneNodes,
 	})
 	if err := snap.Nodes.Err(); err != nil {
 		return Computed{Fingerprint: out.Fingerprint}, fmt.Errorf("reading nodes: %w", err)
