@@ -88,8 +88,11 @@ func conditionMoved(cur, next *policyv1alpha1.TopologyDisruptionBudgetStatus) bo
 // Relaxes says whether next only relaxes cur: every eviction cur would
 // allow, next allows too, and an eviction granted on cur leaves a status at
 // least as strict as one granted on next. Each domain of next has at least
-// cur's allowance and healthy pods, at most its desired healthy pods, and is
-// disrupted only if it is in cur; the budget allows at least as many and
+// cur's allowance and healthy pods, at most its desired healthy pods (and
+// some if cur has some: a not-Ready pod goes uncharged only where some are
+// desired), and at most cur's unavailable pods (expected less healthy: a
+// domain a grant leaves disrupted on next is disrupted on cur, for
+// maxDisruptedDomains); the budget allows at least as many and
 // has at most as many disrupted domains; next keeps no record cur has not;
 // the DisruptionAllowed condition of both is a computed one (pods Ready or
 // not, not a stale, failed, blocked or not-enforced status); nothing else
@@ -104,7 +107,8 @@ func Relaxes(cur, next *policyv1alpha1.TopologyDisruptionBudgetStatus) bool {
 	for i := range next.Domains {
 		c, n := &cur.Domains[i], &next.Domains[i]
 		if c.Name != n.Name || n.DisruptionsAllowed < c.DisruptionsAllowed || n.CurrentHealthy < c.CurrentHealthy ||
-			n.DesiredHealthy > c.DesiredHealthy || (isDisrupted(*n) && !isDisrupted(*c)) {
+			n.DesiredHealthy > c.DesiredHealthy || (c.DesiredHealthy > 0 && n.DesiredHealthy == 0) ||
+			n.ExpectedPods-n.CurrentHealthy > c.ExpectedPods-c.CurrentHealthy {
 			return false
 		}
 	}
