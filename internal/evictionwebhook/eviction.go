@@ -461,7 +461,7 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res r
 	for i, c := range covering {
 		req := budget.EvictionRequest{Pod: pod, Domain: c.domain, Now: now, NodeGone: c.nodeGone}
 		decisions[i] = budget.DecideEviction(c.tdb, req)
-		if recomputable(decisions[i]) {
+		if checkable(decisions[i]) {
 			decisions[i], _ = h.refresh(ctx, c.tdb.DeepCopy(), decisions[i], req)
 		}
 		if !decisions[i].Allowed {

@@ -184,8 +184,10 @@ var errRetry = errors.New("conflict")
 // grant, or none and returns errRetry after a conflict.
 func (h *EvictionHandler) tryCommit(ctx context.Context, batch []*grant, base *policyv1alpha1.TopologyDisruptionBudget, try int) error {
 	work := base.DeepCopy()
-	// A status behind the cache is recomputed once per attempt: a later
-	// grant of the batch could only find less.
+	// A status behind the cache is recomputed until a decision is made on
+	// the recomputed status: the rest of the batch is decided on it, with
+	// its grants (a computation is shared until the next event, see
+	// recomputeMemo).
 	refreshed := false
 	recomputed := 0
 	decisions := make([]budget.Decision, len(batch))
@@ -236,10 +238,12 @@ func (h *EvictionHandler) tryCommit(ctx context.Context, batch []*grant, base *p
 		pod = fresh
 		req := budget.EvictionRequest{Pod: pod, Domain: g.domain, Now: g.now, NodeGone: g.nodeGone}
 		decisions[i] = budget.DecideEviction(work, req)
-		if recomputable(decisions[i]) && !refreshed {
-			refreshed = true
+		if checkable(decisions[i]) && !refreshed {
 			var fresh bool
 			if decisions[i], fresh = h.refresh(ctx, work, decisions[i], req); fresh {
+				// The rest of the batch is decided on the recomputed
+				// status, and its grants.
+				refreshed = true
 				recomputed++
 			}
 		}

@@ -58,6 +58,17 @@ func recomputable(d budget.Decision) bool {
 	return !d.Allowed && (d.Reason == budget.DecisionInsufficientPods || d.Reason == budget.DecisionMaxDisruptedDomains)
 }
 
+// counted says whether d is a grant the numbers decided: one charged, or a
+// not-Ready pod let go uncharged because its domain is not disrupted. A
+// fresh computation may refuse it: a pod of its domain turned not Ready, or
+// a replacement landed there, since the status was written.
+func counted(d budget.Decision) bool {
+	return d.Allowed && (d.Reason == budget.DecisionCharged || d.Reason == budget.DecisionUnhealthyPod)
+}
+
+// checkable says whether refresh may change d.
+func checkable(d budget.Decision) bool { return recomputable(d) || counted(d) }
+
 // behind says whether tdb's status may be behind this process's cache: the
 // status controller runs here and has an event of the budget it has not
 // finished a pass on (budgetstatus.Pending). Otherwise a computation would
@@ -67,12 +78,13 @@ func (h *EvictionHandler) behind(tdb *policyv1alpha1.TopologyDisruptionBudget) b
 }
 
 // refresh decides again on tdb's status recomputed from the cache, when d
-// is a refusal that may be lifted and the status is behind the cache. On a
-// grant, tdb's status is replaced by the recomputed one (the decision's
-// Status is built on it) and fresh is true; otherwise tdb is left as it was
-// and d returned.
+// depends on the numbers (checkable) and the status is behind the cache.
+// On a grant, tdb's status is replaced by the recomputed one (the
+// decision's Status is built on it) and fresh is true. A grant of d that
+// the recomputed status refuses is refused so; otherwise tdb is left as it
+// was and d returned.
 func (h *EvictionHandler) refresh(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, d budget.Decision, req budget.EvictionRequest) (_ budget.Decision, fresh bool) {
-	if !recomputable(d) || !h.behind(tdb) {
+	if !checkable(d) || !h.behind(tdb) {
 		return d, false
 	}
 	if c := apimeta.FindStatusCondition(tdb.Status.Conditions, policyv1alpha1.ConditionDisruptionAllowed); c == nil || c.Reason == policyv1alpha1.ReasonNotEnforced ||
@@ -110,6 +122,12 @@ func (h *EvictionHandler) refresh(ctx context.Context, tdb *policyv1alpha1.Topol
 	next.Status = *budget.StatusFor(tdb, res, req.Now, "").DeepCopy()
 	again := budget.DecideEviction(next, req)
 	if !again.Allowed {
+		if d.Allowed {
+			// The written status allows what the pods as the cache shows
+			// them no longer do: the status controller's write of it is on
+			// its way, and granting now would exceed the budget.
+			return again, false
+		}
 		return d, false
 	}
 	tdb.Status = next.Status

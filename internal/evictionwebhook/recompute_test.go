@@ -382,3 +382,47 @@ func TestARecomputationBeforeADeletedNodesLabelsIsNotShared(t *testing.T) {
 		t.Errorf("web-0 refused (%s) once n3's labels place web-2 in zone-b", resp.Result.Message)
 	}
 }
+
+// closing is the reverse of reopened: the written status allows one in
+// zone-a (3 of 3 healthy), and web-2 has turned not Ready since, an event
+// the status controller has not written yet.
+func closing(t *testing.T) client.Client {
+	t.Helper()
+	c, _ := reopened(t, func(b *builders.BudgetWrapper) {
+		b.StatusDomains(policyv1alpha1.DomainStatus{Name: "zone-a", ExpectedPods: 3, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1}).
+			Conditions(metav1.Condition{Type: policyv1alpha1.ConditionDisruptionAllowed, Status: metav1.ConditionTrue,
+				Reason: policyv1alpha1.ReasonSufficientPods, ObservedGeneration: 1, LastTransitionTime: metav1.Now()})
+	})
+	setReady(t, c, "web-2", false)
+	return c
+}
+
+// Where the status controller runs and has an event of the budget to
+// write, a grant the written status allows is checked against the pods as
+// the cache shows them: a pod of the domain that turned not Ready since
+// takes the allowance, and the eviction is refused (at 1,000 nodes, a grant
+// made on a status whose stricter write was still on its way exceeded a
+// zone's budget). Without a pending event the written status decides.
+func TestAGrantIsCheckedAgainstAStatusBehindTheCache(t *testing.T) {
+	for _, dryRun := range []bool{false, true} {
+		c := closing(t)
+		h := newHandler(t, c, c)
+		leaderBehind(h)
+		resp := h.Handle(context.Background(), request(t, eviction(), dryRun))
+		if resp.Allowed || resp.Result.Code != http.StatusTooManyRequests {
+			t.Fatalf("dry run %v: answer %v %d (%s); want a 429: web-2 is not Ready and zone-a allows one", dryRun, resp.Allowed, resp.Result.Code, resp.Result.Message)
+		}
+		if got := getBudget(t, c, "b"); len(got.Status.DisruptedPods) != 0 {
+			t.Errorf("records %+v after a refusal; want none", got.Status.DisruptedPods)
+		}
+	}
+
+	c := closing(t)
+	h := newHandler(t, c, c)
+	leaderBehind(h)
+	key := types.NamespacedName{Namespace: "ns", Name: "b"}
+	h.Pending.Done(key, h.Pending.Begin(key))
+	if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
+		t.Errorf("refused (%s) on a current status that allows one", resp.Result.Message)
+	}
+}
