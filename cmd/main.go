@@ -213,11 +213,14 @@ func run() error {
 	// What the status controller knows and the statuses do not show yet,
 	// for the webhook (see evictionwebhook's refresh).
 	pending := &budgetstatus.Pending{}
-	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, ReopenWriteDelay: reopenDelay, OperatorNamespace: operatorNS, WebhookConfigName: certOptions.WebhookConfigName, GoneNodes: goneNodes, Versions: versions, Pending: pending}); err != nil {
+	// One gathering layer for the controllers and the webhook's
+	// recomputations of their statuses.
+	snapshots := controllers.NewGatherer(mgr, goneNodes)
+	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, ReopenWriteDelay: reopenDelay, OperatorNamespace: operatorNS, WebhookConfigName: certOptions.WebhookConfigName, GoneNodes: goneNodes, Versions: versions, Pending: pending, Snapshots: snapshots}); err != nil {
 		return err
 	}
 	if enableWebhook {
-		if _, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS, GoneNodes: goneNodes, Callers: callers, Versions: versions, RecordTimeout: recordTimeout, Pending: pending}); err != nil {
+		if _, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS, GoneNodes: goneNodes, Callers: callers, Versions: versions, RecordTimeout: recordTimeout, Pending: pending, Snapshots: snapshots}); err != nil {
 			return err
 		}
 	}

@@ -55,6 +55,16 @@ type Options struct {
 	// write that only relaxes a budget (BudgetReconciler.ReopenWriteDelay;
 	// zero: written at once).
 	ReopenWriteDelay time.Duration
+	// Snapshots is the gathering layer every controller shares, and the
+	// eviction webhook's recomputations with them (nil: a new one, over
+	// the manager's client, custom scales read live).
+	Snapshots *snapshot.Gatherer
+}
+
+// NewGatherer is the controllers' gathering layer over mgr's cache, custom
+// scales read live.
+func NewGatherer(mgr ctrl.Manager, gone *tombstone.Nodes) *snapshot.Gatherer {
+	return &snapshot.Gatherer{Cache: mgr.GetClient(), GoneNodes: gone, Scales: mgr.GetClient()}
 }
 
 // SetupAll registers every controller of the operator with mgr, as the
@@ -68,7 +78,10 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 		o.Versions = &budgetstatus.Versions{}
 	}
 	// One gathering layer for every controller: one cache of parsed specs.
-	snapshots := &snapshot.Gatherer{Cache: mgr.GetClient(), GoneNodes: o.GoneNodes, Scales: mgr.GetClient()}
+	snapshots := o.Snapshots
+	if snapshots == nil {
+		snapshots = NewGatherer(mgr, o.GoneNodes)
+	}
 	recorder := mgr.GetEventRecorder("tdb-operator")
 	// Each status pass ends by handing the budget to the deletion-cost
 	// controller.

@@ -125,6 +125,9 @@ type EvictionHandler struct {
 	// behind the cache, and which records it confirmed gone (nil: no
 	// status is recomputed).
 	Pending *budgetstatus.Pending
+	// Computations is the status controller's gathering layer, for those
+	// computations (nil: the handler's own, which reads no custom scale).
+	Computations *snapshot.Gatherer
 
 	ledger      ledger
 	memo        recomputeMemo

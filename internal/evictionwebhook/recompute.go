@@ -18,10 +18,13 @@ package evictionwebhook
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,24 +37,28 @@ import (
 )
 
 // A budget's status is the status controller's computation at its last
-// pass. Between a pod event (a replacement turning Ready) and that pass's
-// write, the status still refuses what the pods would allow: a client that
-// retries at once meets a refusal core's PodDisruptionBudgets would not
-// give it ("reopen"). Where this process runs the status controller, and
-// while that controller holds an event of the budget no finished pass has
-// read (budgetstatus.Pending), a refusal for want of allowance is checked
-// against the status controller's own computation on the shared cache as
-// it is now, with the records of the version being decided on and the
-// records it confirmed gone; an eviction it allows is granted in a write
-// that carries the new numbers, as the status controller's next write
-// would. It trusts the cache exactly as that pass does, and drops no record
-// that pass would keep.
+// pass. Between a pod event and that pass's write, the status is behind the
+// pods: it still refuses what they would allow (a replacement turned Ready:
+// a client that retries at once meets a refusal core's PodDisruptionBudgets
+// would not give it, "reopen"), or still allows what they no longer do (a
+// pod of a domain turned not Ready, a replacement landed there: granted,
+// the budget would be exceeded). Where this process runs the status
+// controller, and while that controller holds an event of the budget no
+// finished pass has read (budgetstatus.Pending), a decision the status's
+// numbers made (a refusal for want of allowance, a charged grant, a
+// not-Ready pod let go uncharged) is checked against the status
+// controller's own computation on the shared cache as it is now, with the
+// records of the version being decided on and the records it confirmed
+// gone; an eviction it allows is granted in a write that carries the new
+// numbers, as the status controller's next write would, and a grant it
+// refuses is refused. It trusts the cache exactly as that pass does, and
+// drops no record that pass would keep.
 //
-// Only refusals for want of allowance are checked: a status that is stale,
-// fail-closed, not enforced or blocked is never overridden, and a check
-// that cannot compute refuses as the status did. In a process that does not
-// run the status controller (a replica that is not the leader) nothing is
-// checked.
+// A status that is stale, fail-closed, not enforced or blocked is never
+// overridden; a refusal that cannot be recomputed stays a refusal, and a
+// grant that cannot is refused, as the status controller's next write will
+// refuse it. In a process that does not run the status controller (a
+// replica that is not the leader) nothing is checked.
 
 // recomputable says whether d is a refusal a fresh computation may lift.
 func recomputable(d budget.Decision) bool {
@@ -91,30 +98,37 @@ func (h *EvictionHandler) refresh(ctx context.Context, tdb *policyv1alpha1.Topol
 		c.Reason == policyv1alpha1.ReasonSyncFailed || c.Reason == policyv1alpha1.ReasonDomainError || tdb.Status.ObservedGeneration != tdb.Generation {
 		return d, false
 	}
-	// The records the status controller confirmed gone with a live read:
-	// a StatefulSet pod's predecessor would otherwise be held as one more
-	// expected pod of its domain, and its replacement's Ready never reopen
-	// it here.
 	key := client.ObjectKeyFromObject(tdb)
-	in := memoKey{uid: tdb.UID, generation: tdb.Generation, events: h.Pending.Events(key),
-		records: tdb.Status.DisruptedPods, gone: h.Pending.Gone(key)}
-	res, ok := h.memo.get(key, in)
-	if !ok {
-		computed, err := h.snapshots().Compute(ctx, tdb, snapshot.ComputeOptions{
-			Now: req.Now, RecordTimeout: h.RecordTimeout, GoneConfirmed: in.gone,
-		})
-		if err != nil {
-			log.FromContext(ctx).V(1).Info("recomputing a budget that refuses", "error", err.Error())
-			return d, false
-		}
-		operatormetrics.Recomputations.WithLabelValues("computed").Inc()
-		res = &computed.Result
-		if !computed.Custom && !computed.GoneNodeRead {
-			h.memo.put(key, in, res, time.Now())
+	res, custom, err := h.recompute(ctx, tdb, req.Now)
+	if err == nil && d.Allowed && len(res.UnconfirmedGone) > 0 {
+		// A record whose pod the cache no longer shows is held as one more
+		// expected pod while a pod of its name runs (a StatefulSet
+		// replacement): stricter than the status controller, which
+		// confirms such records with a live read before it writes. For a
+		// grant it would refuse, so confirm them here, for both.
+		var gone map[budget.RecordKey]bool
+		if gone, err = h.confirmGone(ctx, tdb.Namespace, res.UnconfirmedGone); err == nil && len(gone) > 0 {
+			h.Pending.ConfirmGone(key, gone)
+			res, custom, err = h.recompute(ctx, tdb, req.Now)
 		}
 	}
-	if reason, _ := res.Blocked(); reason != "" || res.Err != nil {
+	if err != nil {
+		log.FromContext(ctx).V(1).Info("recomputing a budget behind the cache", "error", err.Error())
+		if d.Allowed {
+			// The status controller's next pass fails closed on it too.
+			return budget.Decision{Reason: ReasonUnavailable, Message: fmt.Sprintf(
+				"topology disruption budget %s/%s: its pods cannot be read now; retry", tdb.Namespace, tdb.Name)}, false
+		}
 		return d, false
+	}
+	if reason, _ := res.Blocked(); reason != "" || res.Err != nil {
+		// A grant on a budget that cannot be computed now is refused, as
+		// the status controller's next write will refuse it (DecideEviction
+		// on that status says why), unless the block is only that this
+		// handler reads no custom scale.
+		if !d.Allowed || (custom && h.Computations == nil) {
+			return d, false
+		}
 	}
 	next := tdb.DeepCopy()
 	// A copy: the status built aliases the computation's lists, which the
@@ -126,12 +140,61 @@ func (h *EvictionHandler) refresh(ctx context.Context, tdb *policyv1alpha1.Topol
 			// The written status allows what the pods as the cache shows
 			// them no longer do: the status controller's write of it is on
 			// its way, and granting now would exceed the budget.
+			operatormetrics.Recomputations.WithLabelValues("withdrawn").Inc()
 			return again, false
 		}
 		return d, false
 	}
 	tdb.Status = next.Status
 	return again, true
+}
+
+// recompute is the status controller's computation of tdb from the cache
+// now, with the records of the version being decided on and the records it
+// confirmed gone with a live read (a StatefulSet pod's predecessor would
+// otherwise be held as one more expected pod of its domain, and its
+// replacement's Ready never reopen it here). custom says a custom scale
+// entered it. The result is shared: never to be modified.
+func (h *EvictionHandler) recompute(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, now time.Time) (*budget.Result, bool, error) {
+	key := client.ObjectKeyFromObject(tdb)
+	in := memoKey{uid: tdb.UID, generation: tdb.Generation, events: h.Pending.Events(key),
+		records: tdb.Status.DisruptedPods, gone: h.Pending.Gone(key)}
+	if res, ok := h.memo.get(key, in); ok {
+		return res, false, nil
+	}
+	g := h.Computations
+	if g == nil {
+		g = h.snapshots()
+	}
+	computed, err := g.Compute(ctx, tdb, snapshot.ComputeOptions{Now: now, RecordTimeout: h.RecordTimeout, GoneConfirmed: in.gone})
+	if err != nil {
+		return nil, false, err
+	}
+	operatormetrics.Recomputations.WithLabelValues("computed").Inc()
+	if !computed.Custom && !computed.GoneNodeRead {
+		h.memo.put(key, in, &computed.Result, time.Now())
+	}
+	return &computed.Result, computed.Custom, nil
+}
+
+// confirmGone reads live the pods of records a computation holds for want
+// of a confirmation, and returns those gone: no pod of the name, or another
+// pod under it (the status controller's rule).
+func (h *EvictionHandler) confirmGone(ctx context.Context, ns string, records []policyv1alpha1.DisruptedPod) (map[budget.RecordKey]bool, error) {
+	gone := map[budget.RecordKey]bool{}
+	for _, rec := range records {
+		var pod corev1.Pod
+		err := h.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: rec.Name}, &pod)
+		switch {
+		case apierrors.IsNotFound(err):
+			gone[budget.KeyOf(rec)] = true
+		case err != nil:
+			return nil, fmt.Errorf("reading pod %s/%s: %w", ns, rec.Name, err)
+		case rec.UID != "" && pod.UID != rec.UID:
+			gone[budget.KeyOf(rec)] = true
+		}
+	}
+	return gone, nil
 }
 
 // Under a refusal storm (every drainer of a saturated cluster retrying a

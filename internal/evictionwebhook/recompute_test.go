@@ -426,3 +426,72 @@ func TestAGrantIsCheckedAgainstAStatusBehindTheCache(t *testing.T) {
 		t.Errorf("refused (%s) on a current status that allows one", resp.Result.Message)
 	}
 }
+
+// A StatefulSet replacement running, not Ready yet, in its predecessor's
+// domain: the recomputation holds the predecessor's record as one more
+// expected pod until a live read confirms it gone (the status controller
+// reads it before it writes). A grant the written status makes (3
+// expected, 2 healthy, maxUnavailable 2: one allowed) is not refused for
+// it: the webhook reads the pod live, confirms the record gone for the
+// status controller too, and grants (second reader's finding on the grant
+// check).
+func TestAGrantCheckConfirmsAReplacedRecordLive(t *testing.T) {
+	rec := policyv1alpha1.DisruptedPod{Name: "web-2", UID: "p2-old", Domain: "zone-a", ControllerUID: "s1",
+		Time: metav1.NewTime(time.Date(2026, 11, 21, 17, 59, 40, 0, time.UTC))}
+	c, _ := reopened(t, func(b *builders.BudgetWrapper) {
+		b.MaxUnavailable(intstr.FromInt32(2)).DisruptedPods(rec).
+			StatusDomains(policyv1alpha1.DomainStatus{Name: "zone-a", ExpectedPods: 3, CurrentHealthy: 2, DesiredHealthy: 1, DisruptionsAllowed: 1}).
+			Conditions(metav1.Condition{Type: policyv1alpha1.ConditionDisruptionAllowed, Status: metav1.ConditionTrue,
+				Reason: policyv1alpha1.ReasonSufficientPods, ObservedGeneration: 1, LastTransitionTime: metav1.Now()})
+	})
+	var web2 corev1.Pod
+	if err := c.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: "web-2"}, &web2); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(context.Background(), &web2); err != nil {
+		t.Fatal(err)
+	}
+	replacement := builders.Pod("web-2").Namespace("ns").UID("p2-new").Labels(map[string]string{"app": "web"}).
+		ControlledBy(webRef()).OnNode("n1").Running().NotReady().Obj()
+	if err := c.Create(context.Background(), replacement); err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, c, c)
+	leaderBehind(h)
+	if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
+		t.Fatalf("refused (%s); zone-a has 2 of 3 healthy and allows 2 unavailable", resp.Result.Message)
+	}
+	if gone := h.Pending.Gone(types.NamespacedName{Namespace: "ns", Name: "b"}); !gone[budget.KeyOf(rec)] {
+		t.Errorf("the record read gone is not shared with the status controller: %v", gone)
+	}
+}
+
+// A grant on a budget the cache shows blocked (a new pod of it on a node
+// without the zone label: the status controller's next write refuses
+// everything, DomainError) is refused while that write is on its way.
+func TestAGrantOnABudgetNowBlockedIsRefused(t *testing.T) {
+	c, _ := reopened(t, func(b *builders.BudgetWrapper) {
+		b.StatusDomains(policyv1alpha1.DomainStatus{Name: "zone-a", ExpectedPods: 3, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1}).
+			Conditions(metav1.Condition{Type: policyv1alpha1.ConditionDisruptionAllowed, Status: metav1.ConditionTrue,
+				Reason: policyv1alpha1.ReasonSufficientPods, ObservedGeneration: 1, LastTransitionTime: metav1.Now()})
+	})
+	if err := c.Create(context.Background(), builders.Node("n-unlabelled").Obj()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(context.Background(), builders.Pod("web-3").Namespace("ns").UID("p3").Labels(map[string]string{"app": "web"}).
+		ControlledBy(webRef()).OnNode("n-unlabelled").Running().Ready().Obj()); err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, c, c)
+	leaderBehind(h)
+	if resp := h.Handle(context.Background(), request(t, eviction(), false)); resp.Allowed {
+		t.Errorf("allowed on a budget whose pods the cache shows without a domain")
+	}
+}
+
+// webRef is the controller reference of reopened's StatefulSet.
+func webRef() metav1.OwnerReference {
+	sts := builders.StatefulSet("web").Namespace("ns").Obj()
+	sts.UID = "s1"
+	return builders.RefTo(sts)
+}

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
+	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
@@ -55,6 +56,11 @@ type Options struct {
 	// Pending is the status controller's (controllers.Options.Pending);
 	// nil: no status is recomputed.
 	Pending *budgetstatus.Pending
+	// Snapshots is the status controller's gathering layer
+	// (controllers.Options.Snapshots), for the recomputations: its index of
+	// pods by label, and the custom scales it reads (nil: the handler's
+	// own, which reads no custom scale).
+	Snapshots *snapshot.Gatherer
 	// NoRecompute turns off the recomputation of a refusing status from
 	// the cache (see EvictionHandler.Computes); Register otherwise enables
 	// it once the manager is the leader, where the status controller runs.
@@ -97,6 +103,7 @@ func Register(mgr ctrl.Manager, opts Options) (*EvictionHandler, error) {
 		BlockMarkDelay:  markDelay,
 		RecordTimeout:   opts.RecordTimeout,
 		Pending:         opts.Pending,
+		Computations:    opts.Snapshots,
 		Refusals:        &RefusalReporter{Recorder: mgr.GetEventRecorder("tdb-operator-webhook"), Clock: clk, Interval: interval},
 	}
 	if !opts.NoRecompute {

@@ -81,14 +81,15 @@ var (
 	// recomputed from the cache because the written one refused.
 	RecomputedGrants = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "tdb_eviction_recomputed_grants_total",
-		Help: "Evictions the webhook granted after recomputing a budget whose written status refused them for want of allowance (a pod event the status controller had not written yet).",
+		Help: "Evictions the webhook granted on a budget's status recomputed from the cache while the status controller had a pod event of it to write (written with the recomputed numbers).",
 	})
-	// Recomputations counts the webhook's recomputations of a refusing
-	// budget: computed from the cache, or reused (no event of the budget,
-	// and the same records, since the last one).
+	// Recomputations counts the webhook's recomputations of a budget
+	// behind the cache: computed from the cache, or reused (no event of the
+	// budget, and the same records, since the last one); and the grants
+	// they withdrew.
 	Recomputations = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tdb_eviction_recomputations_total",
-		Help: "The eviction webhook's recomputations of a budget whose status refused for want of allowance while the status controller had an event of it to write, by result: computed from the cache, or reused (no event of the budget and the same records since the last one).",
+		Help: "The eviction webhook's recomputations of a budget whose status decided an eviction from its numbers while the status controller had an event of it to write, by result: computed from the cache, reused (no event of the budget and the same records since the last one), or withdrawn (a grant of the written status that the recomputed one refuses).",
 	}, []string{"result"})
 )
 
