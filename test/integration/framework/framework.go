@@ -181,9 +181,12 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 	// record of budget versions.
 	versions := &budgetstatus.Versions{}
 	pending := &budgetstatus.Pending{}
+	// As in the binary: the controllers and the webhook's recomputations
+	// read through one gathering layer.
+	snapshots := controllers.NewGatherer(mgr, goneNodes)
 	if !o.NoController {
 		if err := controllers.SetupAll(mgr, controllers.Options{Clock: clk, RecordTimeout: recordTimeout,
-			OperatorNamespace: ExemptNamespace, GoneNodes: goneNodes, Versions: versions, Pending: pending}); err != nil {
+			OperatorNamespace: ExemptNamespace, GoneNodes: goneNodes, Versions: versions, Pending: pending, Snapshots: snapshots}); err != nil {
 			cancel()
 			return nil, err
 		}
@@ -196,7 +199,7 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 			callers = &evictionwebhook.CallerPolicy{TrustedNamespaces: map[string]bool{"kube-system": true}}
 		}
 		h, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: ExemptNamespace, Clock: clk, GoneNodes: goneNodes, Callers: *callers, Versions: versions,
-			RecordTimeout: recordTimeout, Pending: pending,
+			RecordTimeout: recordTimeout, Pending: pending, Snapshots: snapshots,
 			// Without the status controller in the process, the webhook's
 			// cache is not the one the statuses come from.
 			NoRecompute: o.NoController})
