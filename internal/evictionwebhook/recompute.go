@@ -99,54 +99,56 @@ func (h *EvictionHandler) refresh(ctx context.Context, tdb *policyv1alpha1.Topol
 		return d, false
 	}
 	key := client.ObjectKeyFromObject(tdb)
-	res, custom, err := h.recompute(ctx, tdb, req.Now)
-	if err == nil && d.Allowed && len(res.UnconfirmedGone) > 0 {
-		// A record whose pod the cache no longer shows is held as one more
-		// expected pod while a pod of its name runs (a StatefulSet
-		// replacement): stricter than the status controller, which
-		// confirms such records with a live read before it writes. For a
-		// grant it would refuse, so confirm them here, for both.
-		var gone map[budget.RecordKey]bool
-		if gone, err = h.confirmGone(ctx, tdb.Namespace, res.UnconfirmedGone); err == nil && len(gone) > 0 {
-			h.Pending.ConfirmGone(key, gone)
-			res, custom, err = h.recompute(ctx, tdb, req.Now)
-		}
-	}
-	if err != nil {
-		log.FromContext(ctx).V(1).Info("recomputing a budget behind the cache", "error", err.Error())
-		if d.Allowed {
-			// The status controller's next pass fails closed on it too.
-			return budget.Decision{Reason: ReasonUnavailable, Message: fmt.Sprintf(
-				"topology disruption budget %s/%s: its pods cannot be read now; retry", tdb.Namespace, tdb.Name)}, false
-		}
-		return d, false
-	}
-	if reason, _ := res.Blocked(); reason != "" || res.Err != nil {
-		// A grant on a budget that cannot be computed now is refused, as
-		// the status controller's next write will refuse it (DecideEviction
-		// on that status says why), unless the block is only that this
-		// handler reads no custom scale.
-		if !d.Allowed || (custom && h.Computations == nil) {
+	for attempt := 0; ; attempt++ {
+		res, custom, err := h.recompute(ctx, tdb, req.Now)
+		if err != nil {
+			log.FromContext(ctx).V(1).Info("recomputing a budget behind the cache", "error", err.Error())
+			if d.Allowed {
+				// The status controller's next pass fails closed on it too.
+				return budget.Decision{Reason: ReasonUnavailable, Message: fmt.Sprintf(
+					"topology disruption budget %s/%s: its pods cannot be read now; retry", tdb.Namespace, tdb.Name)}, false
+			}
 			return d, false
 		}
-	}
-	next := tdb.DeepCopy()
-	// A copy: the status built aliases the computation's lists, which the
-	// memo shares with other requests, and a grant changes its status.
-	next.Status = *budget.StatusFor(tdb, res, req.Now, "").DeepCopy()
-	again := budget.DecideEviction(next, req)
-	if !again.Allowed {
-		if d.Allowed {
-			// The written status allows what the pods as the cache shows
-			// them no longer do: the status controller's write of it is on
-			// its way, and granting now would exceed the budget.
-			operatormetrics.Recomputations.WithLabelValues("withdrawn").Inc()
-			return again, false
+		if reason, _ := res.Blocked(); reason != "" || res.Err != nil {
+			// A grant on a budget that cannot be computed now is refused,
+			// as the status controller's next write will refuse it
+			// (DecideEviction on that status says why), unless the block
+			// is only that this handler reads no custom scale.
+			if !d.Allowed || (custom && h.Computations == nil) {
+				return d, false
+			}
 		}
-		return d, false
+		next := tdb.DeepCopy()
+		// A copy: the status built aliases the computation's lists, which
+		// the memo shares with other requests, and a grant changes its
+		// status.
+		next.Status = *budget.StatusFor(tdb, res, req.Now, "").DeepCopy()
+		again := budget.DecideEviction(next, req)
+		switch {
+		case again.Allowed:
+			tdb.Status = next.Status
+			return again, true
+		case !d.Allowed:
+			return d, false
+		case attempt == 0 && len(res.UnconfirmedGone) > 0:
+			// A record whose pod the cache no longer shows is held as one
+			// more expected pod while a pod of its name runs (a
+			// StatefulSet replacement): stricter than the status
+			// controller, which confirms such records with a live read
+			// before it writes. Confirm them here, for both, and decide
+			// again.
+			if gone, cerr := h.confirmGone(ctx, tdb.Namespace, res.UnconfirmedGone); cerr == nil && len(gone) > 0 {
+				h.Pending.ConfirmGone(key, gone)
+				continue
+			}
+		}
+		// The written status allows what the pods as the cache shows them
+		// no longer do: the status controller's write of it is on its way,
+		// and granting now would exceed the budget.
+		operatormetrics.Recomputations.WithLabelValues("withdrawn").Inc()
+		return again, false
 	}
-	tdb.Status = next.Status
-	return again, true
 }
 
 // recompute is the status controller's computation of tdb from the cache
