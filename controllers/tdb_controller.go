@@ -450,7 +450,7 @@ func (r *BudgetReconciler) confirmRecords(ctx context.Context, ns string, expire
 	}
 	for _, rec := range gone {
 		pod, ok := read(rec)
-		if ok && (pod == nil || (rec.UID != "" && pod.UID != rec.UID)) {
+		if ok && budget.RecordGone(rec, pod) {
 			out.gone[budget.KeyOf(rec)] = true
 		}
 	}

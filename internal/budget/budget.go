@@ -125,6 +125,12 @@ func KeyOf(r policyv1alpha1.DisruptedPod) RecordKey {
 	return RecordKey{Name: r.Name, UID: r.UID, Unix: r.Time.Unix()}
 }
 
+// RecordGone says whether a live read of a record's pod (nil: not found)
+// shows it gone: no pod of its name, or another pod under it.
+func RecordGone(r policyv1alpha1.DisruptedPod, pod *corev1.Pod) bool {
+	return pod == nil || (r.UID != "" && pod.UID != r.UID)
+}
+
 // DomainIssue names a covered pod whose domain cannot be told.
 type DomainIssue struct {
 	Pod, Node, Reason string

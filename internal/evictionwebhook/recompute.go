@@ -185,14 +185,15 @@ func (h *EvictionHandler) recompute(ctx context.Context, tdb *policyv1alpha1.Top
 func (h *EvictionHandler) confirmGone(ctx context.Context, ns string, records []policyv1alpha1.DisruptedPod) (map[budget.RecordKey]bool, error) {
 	gone := map[budget.RecordKey]bool{}
 	for _, rec := range records {
-		var pod corev1.Pod
-		err := h.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: rec.Name}, &pod)
+		pod := &corev1.Pod{}
+		err := h.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: rec.Name}, pod)
 		switch {
 		case apierrors.IsNotFound(err):
-			gone[budget.KeyOf(rec)] = true
+			pod = nil
 		case err != nil:
 			return nil, fmt.Errorf("reading pod %s/%s: %w", ns, rec.Name, err)
-		case rec.UID != "" && pod.UID != rec.UID:
+		}
+		if budget.RecordGone(rec, pod) {
 			gone[budget.KeyOf(rec)] = true
 		}
 	}

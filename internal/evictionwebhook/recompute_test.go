@@ -276,9 +276,7 @@ func TestARecomputationIsNotReusedOnOtherRecordsOrConfirmations(t *testing.T) {
 		// No event since: only the records say web-0 is charged. The
 		// first computation, reused, would drop its record and allow.
 		for _, name := range []string{"web-1", "web-2"} {
-			req := request(t, map[string]any{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": map[string]any{"name": name, "namespace": "ns"}}, false)
-			req.Name = name
-			if resp := h.Handle(context.Background(), req); resp.Allowed {
+			if resp := h.Handle(context.Background(), evictionOf(t, name, false)); resp.Allowed {
 				t.Fatalf("%s allowed after web-0's grant; zone-a allows one", name)
 			}
 		}
@@ -292,8 +290,7 @@ func TestARecomputationIsNotReusedOnOtherRecordsOrConfirmations(t *testing.T) {
 		c, _ := reopened(t, func(b *builders.BudgetWrapper) { b.DisruptedPods(rec) })
 		h := newHandler(t, c, c)
 		leaderBehind(h)
-		req := request(t, map[string]any{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": map[string]any{"name": "web-1", "namespace": "ns"}}, false)
-		req.Name = "web-1"
+		req := evictionOf(t, "web-1", false)
 		if resp := h.Handle(context.Background(), req); resp.Allowed {
 			t.Fatalf("allowed while web-0's predecessor is held (not confirmed gone)")
 		}
