@@ -181,7 +181,7 @@ func (h *EvictionHandler) recompute(ctx context.Context, tdb *policyv1alpha1.Top
 
 // confirmGone reads live the pods of records a computation holds for want
 // of a confirmation, and returns those gone: no pod of the name, or another
-// pod under it (the status controller's rule).
+// pod under it (budget.RecordGone, the status controller's rule).
 func (h *EvictionHandler) confirmGone(ctx context.Context, ns string, records []policyv1alpha1.DisruptedPod) (map[budget.RecordKey]bool, error) {
 	gone := map[budget.RecordKey]bool{}
 	for _, rec := range records {
