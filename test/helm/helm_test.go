@@ -119,9 +119,14 @@ func helmRun(ctx context.Context, args ...string) string {
 	return string(out)
 }
 
+// extraArgs are flags the install adds through the chart's extraArgs: the
+// manager run below with the installed flags must accept them.
+var extraArgs = []string{"--kube-api-qps=100", "--kube-api-burst=200", "--reopen-write-delay=1s"}
+
 func chartValues() []string {
 	repo, tag, _ := strings.Cut(testImage, ":v")
-	return []string{"--set", "fullnameOverride=" + fullname, "--set", "image.repository=" + repo, "--set", "image.tag=v" + tag}
+	return []string{"--set", "fullnameOverride=" + fullname, "--set", "image.repository=" + repo, "--set", "image.tag=v" + tag,
+		"--set-json", `extraArgs=["` + strings.Join(extraArgs, `","`) + `"]`}
 }
 
 var _ = Describe("the Helm chart", Ordered, func() {
@@ -141,6 +146,7 @@ var _ = Describe("the Helm chart", Ordered, func() {
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: fullname + "-operator"}, &dep)).To(Succeed())
 		Expect(dep.Status.ReadyReplicas).To(BeEquivalentTo(2))
 		Expect(dep.Spec.Template.Spec.Containers[0].Image).To(Equal(testImage))
+		Expect(dep.Spec.Template.Spec.Containers[0].Args).To(ContainElements(extraArgs), "the chart's extraArgs are not the manager's flags")
 		var secret corev1.Secret
 		Expect(k8s.Get(ctx, secretKey, &secret)).To(Succeed())
 		Expect(secret.Data).To(BeEmpty())

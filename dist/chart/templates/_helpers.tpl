@@ -60,4 +60,12 @@ Refuses values the templates cannot honour.
 {{- if not (has .Values.webhook.failurePolicy (list "Fail" "Ignore")) }}
 {{- fail (printf "webhook.failurePolicy %q: want Fail or Ignore" .Values.webhook.failurePolicy) }}
 {{- end }}
+{{- if and .Values.extraArgs (not (kindIs "slice" .Values.extraArgs)) }}
+{{- fail "extraArgs: want a list of flags, e.g. [\"--kube-api-qps=200\"]" }}
+{{- end }}
+{{- range .Values.extraArgs }}
+{{- if not (and (kindIs "string" .) (hasPrefix "--" .)) }}
+{{- fail (printf "extraArgs: %v is not a flag (want --name=value)" .) }}
+{{- end }}
+{{- end }}
 {{- end }}

@@ -278,6 +278,13 @@ func TestValueSets(t *testing.T) {
 			managerIn(o)["resources"].(map[string]any)["requests"].(map[string]any)["cpu"] = "1"
 		}),
 	}, {
+		name: "extra flags, after the chart's own",
+		args: []string{"--set-json", `extraArgs=["--kube-api-qps=200","--leader-elect=false"]`},
+		want: mutate(t, func(o objects) {
+			c := managerIn(o)
+			c["args"] = append(c["args"].([]any), "--kube-api-qps=200", "--leader-elect=false")
+		}),
+	}, {
 		name: "monitoring on: every object of config/prometheus, if it exists",
 		args: []string{"--set", "prometheus.serviceMonitor.enabled=true,prometheus.rules.enabled=true"},
 		want: mutate(t, func(o objects) {
@@ -429,6 +436,10 @@ func TestBadValuesRefused(t *testing.T) {
 		{"--set", "webhook.scope=some"},
 		{"--set", "webhook.failurePolicy=Maybe"},
 		{"--set", "fullnameOverride=" + strings.Repeat("a", 48)},
+		{"--set", "extraArgs=--kube-api-qps=200"},
+		{"--set-json", `extraArgs=["kube-api-qps=200"]`},
+		{"--set-json", `extraArgs=[200]`},
+		{"--set-json", `extraArgs={"kube-api-qps":"200"}`},
 	} {
 		if out, err := run(t, tool(t, "HELM"), append([]string{"template", "tdb", chartDir()}, args...)...); err == nil {
 			t.Errorf("helm template %v succeeded:\n%s", args, out)

@@ -442,6 +442,11 @@ func (g *generator) deployment(w *templateWriter, obj map[string]any) error {
 	}
 	// The scope needs no flag: the operator reads it from its webhook
 	// configuration's namespaceSelector (--webhook-config-name).
+	// extraArgs come last: of a flag given twice the manager takes the last.
+	args = append(args, w.blockValue(func(indent int, _ string) string {
+		return fmt.Sprintf("%s{{- with .Values.extraArgs }}\n%s{{- toYaml . | nindent %d }}\n%s{{- end }}",
+			pad(indent), pad(indent), indent, pad(indent))
+	}))
 	c["args"] = args
 
 	vols, _ := pod["volumes"].([]any)

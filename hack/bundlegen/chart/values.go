@@ -91,6 +91,12 @@ replicas: {{ .Replicas }}
 resources:
 {{ .Resources }}
 
+# Flags added to the manager's, after the chart's own (of a flag given twice
+# the manager takes the last), e.g. the settings of docs/scale.md:
+#   extraArgs: ["--kube-api-qps=200", "--kube-api-burst=400", "--record-timeout=5m"]
+# docs/install.md lists the flags. An unknown flag stops the manager.
+extraArgs: []
+
 # Placement of the manager pods (the pods also spread over nodes and zones,
 # as config/default's).
 nodeSelector: {}
@@ -250,6 +256,14 @@ Refuses values the templates cannot honour.
 {{- end }}
 {{- if not (has .Values.webhook.failurePolicy (list "Fail" "Ignore")) }}
 {{- fail (printf "webhook.failurePolicy %q: want Fail or Ignore" .Values.webhook.failurePolicy) }}
+{{- end }}
+{{- if and .Values.extraArgs (not (kindIs "slice" .Values.extraArgs)) }}
+{{- fail "extraArgs: want a list of flags, e.g. [\"--kube-api-qps=200\"]" }}
+{{- end }}
+{{- range .Values.extraArgs }}
+{{- if not (and (kindIs "string" .) (hasPrefix "--" .)) }}
+{{- fail (printf "extraArgs: %v is not a flag (want --name=value)" .) }}
+{{- end }}
 {{- end }}
 {{- end }}
 `
