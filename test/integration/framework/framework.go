@@ -149,6 +149,8 @@ type ManagerOptions struct {
 	// Callers says which pods may call the webhook; nil: the binary's
 	// default (kube-system's).
 	Callers *evictionwebhook.CallerPolicy
+	// ReopenWriteDelay is --reopen-write-delay (0: off, the default).
+	ReopenWriteDelay time.Duration
 }
 
 // StartManagerWith runs a manager as the binary wires it.
@@ -186,7 +188,8 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 	snapshots := controllers.NewGatherer(mgr, goneNodes)
 	if !o.NoController {
 		if err := controllers.SetupAll(mgr, controllers.Options{Clock: clk, RecordTimeout: recordTimeout,
-			OperatorNamespace: ExemptNamespace, GoneNodes: goneNodes, Versions: versions, Pending: pending, Snapshots: snapshots}); err != nil {
+			OperatorNamespace: ExemptNamespace, GoneNodes: goneNodes, Versions: versions, Pending: pending, Snapshots: snapshots,
+			ReopenWriteDelay: o.ReopenWriteDelay}); err != nil {
 			cancel()
 			return nil, err
 		}
