@@ -55,6 +55,10 @@ type Options struct {
 	// write that only relaxes a budget (BudgetReconciler.ReopenWriteDelay;
 	// zero: written at once).
 	ReopenWriteDelay time.Duration
+	// QuietWriteDelay is how long it may hold one that only lowers expected
+	// pods (BudgetReconciler.QuietWriteDelay; zero: written at once). The
+	// binary sets DefaultQuietWriteDelay where it serves the webhook.
+	QuietWriteDelay time.Duration
 	// Snapshots is the gathering layer every controller shares, and the
 	// eviction webhook's recomputations with them (nil: a new one, over
 	// the manager's client, custom scales read live).
@@ -101,6 +105,7 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 		Clock:             o.Clock,
 		RecordTimeout:     o.RecordTimeout,
 		ReopenWriteDelay:  o.ReopenWriteDelay,
+		QuietWriteDelay:   o.QuietWriteDelay,
 		OperatorNamespace: o.OperatorNamespace,
 		Scope:             &WebhookScope{Reader: mgr.GetClient(), ConfigName: o.WebhookConfigName},
 		GoneNodes:         o.GoneNodes,

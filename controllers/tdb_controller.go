@@ -113,8 +113,15 @@ type BudgetReconciler struct {
 	// from the cache where this controller runs (evictionwebhook.refresh).
 	// Fewer writes per eviction, for a status that shows a reopen up to
 	// this much later. Anything stricter is written at once, with whatever
-	// was held. Zero (the default): every change is written at once.
+	// was held. Zero (the default): no change is held but QuietWriteDelay's.
 	ReopenWriteDelay time.Duration
+	// QuietWriteDelay, if positive, lets a status write that only lowers
+	// expected pods (budget.QuietlyRelaxes: no healthy count, no allowance
+	// moved) wait as long, or ReopenWriteDelay if longer, for the next write
+	// to carry it. Only where this process serves the webhook, which then
+	// decides on the recomputed status (DefaultQuietWriteDelay); zero:
+	// written at once.
+	QuietWriteDelay time.Duration
 
 	holds      reopenHolds
 	sightings  recordSightings
@@ -278,8 +285,14 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		}
 		return out, nil
 	}
-	if r.ReopenWriteDelay > 0 && budget.Relaxes(&tdb.Status, next) {
-		if due := r.holds.due(req.NamespacedName, now, r.ReopenWriteDelay); now.Before(due) {
+	if delay := r.holdFor(&tdb.Status, next); delay > 0 {
+		// A held write that drops records is written when the first of
+		// them is due, as a drop of its own would be.
+		due := r.holds.due(req.NamespacedName, now, delay)
+		if drop, ok := droppedRecordsDue(&tdb.Status, next, seen); !ok || (!drop.IsZero() && drop.Before(due)) {
+			due = drop
+		}
+		if now.Before(due) {
 			// The status, stricter than the pods, stays as it is until a
 			// grant carries the change or it is due; it stays behind the
 			// cache meanwhile (no Done), so the webhook recomputes it.
@@ -316,8 +329,30 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	return r.requeue(res, custom, unread, now), nil
 }
 
+// DefaultQuietWriteDelay is how long a status write that only lowers
+// expected pods, with no healthy count and no allowance moved
+// (budget.QuietlyRelaxes: a domain's expected pods fall back when a
+// replacement's predecessor is gone), may wait for the next write to carry
+// it, usually the replacement turning Ready a moment later: one status
+// write per such eviction saved, at no cost to the status lag (healthy
+// pods) or to any charged eviction (BudgetReconciler.QuietWriteDelay).
+const DefaultQuietWriteDelay = 10 * time.Second
+
+// holdFor is how long the write of next over cur may be held, from the
+// first pass that found a change to hold: 0 for a change written at once.
+func (r *BudgetReconciler) holdFor(cur, next *policyv1alpha1.TopologyDisruptionBudgetStatus) time.Duration {
+	if !budget.Relaxes(cur, next) {
+		return 0
+	}
+	delay := max(r.ReopenWriteDelay, 0)
+	if r.QuietWriteDelay > delay && budget.QuietlyRelaxes(cur, next) {
+		delay = r.QuietWriteDelay
+	}
+	return delay
+}
+
 // reopenHolds remembers, per budget, since when a relaxing write is held
-// (BudgetReconciler.ReopenWriteDelay).
+// (BudgetReconciler.ReopenWriteDelay, QuietWriteDelay).
 type reopenHolds struct {
 	mu    sync.Mutex
 	since map[types.NamespacedName]time.Time
@@ -362,31 +397,9 @@ func dropLater(cur, next *policyv1alpha1.TopologyDisruptionBudgetStatus, seen ma
 	if len(next.DisruptedPods) >= len(cur.DisruptedPods) {
 		return false, time.Time{}
 	}
-	kept := make(map[budget.RecordKey]bool, len(next.DisruptedPods))
-	for _, r := range next.DisruptedPods {
-		kept[budget.KeyOf(r)] = true
-	}
-	var due time.Time
-	for _, r := range cur.DisruptedPods {
-		k := budget.KeyOf(r)
-		if kept[k] {
-			delete(kept, k)
-			continue
-		}
-		first, ok := seen[k]
-		if !ok {
-			return false, time.Time{}
-		}
-		at := first.Add(RecordDropDelay)
-		if !now.Before(at) {
-			return false, time.Time{}
-		}
-		if due.IsZero() || at.Before(due) {
-			due = at
-		}
-	}
-	if len(kept) > 0 {
-		return false, time.Time{} // next has a record cur has not
+	due, ok := droppedRecordsDue(cur, next, seen)
+	if !ok || !now.Before(due) {
+		return false, time.Time{}
 	}
 	same := *next
 	same.DisruptedPods = cur.DisruptedPods
@@ -394,6 +407,32 @@ func dropLater(cur, next *policyv1alpha1.TopologyDisruptionBudgetStatus, seen ma
 		return false, time.Time{}
 	}
 	return true, due
+}
+
+// droppedRecordsDue is when the earliest record that next drops from cur is
+// due to go: RecordDropDelay from when this process first saw it (zero when
+// next drops none). ok is false when next holds a record cur has not, or
+// drops one seen does not know.
+func droppedRecordsDue(cur, next *policyv1alpha1.TopologyDisruptionBudgetStatus, seen map[budget.RecordKey]time.Time) (due time.Time, ok bool) {
+	kept := make(map[budget.RecordKey]bool, len(next.DisruptedPods))
+	for _, r := range next.DisruptedPods {
+		kept[budget.KeyOf(r)] = true
+	}
+	for _, r := range cur.DisruptedPods {
+		k := budget.KeyOf(r)
+		if kept[k] {
+			delete(kept, k)
+			continue
+		}
+		first, known := seen[k]
+		if !known {
+			return time.Time{}, false
+		}
+		if at := first.Add(RecordDropDelay); due.IsZero() || at.Before(due) {
+			due = at
+		}
+	}
+	return due, len(kept) == 0
 }
 
 // compute gathers the inputs of one budget from the cache and computes it;

@@ -140,6 +140,19 @@ func Relaxes(cur, next *policyv1alpha1.TopologyDisruptionBudgetStatus) bool {
 	return equality.Semantic.DeepEqual(cur, same)
 }
 
+// QuietlyRelaxes says whether next relaxes cur (Relaxes) by lowering
+// expected or desired healthy pods (ChangeExpected: a replacement already in
+// its domain when its predecessor finished terminating), with no healthy
+// count and no allowance changed, the budget's or a domain's (records may
+// go, a condition's message move). Decided on cur, an eviction gets what it
+// gets on next, but that of a not-Ready pod refused for want of desired
+// healthy pods under IfHealthyBudget; and the healthy counts that status
+// readers wait on are not behind. Such a write may wait for the next change
+// to carry it.
+func QuietlyRelaxes(cur, next *policyv1alpha1.TopologyDisruptionBudgetStatus) bool {
+	return ChangeOf(cur, next) == ChangeExpected && Relaxes(cur, next)
+}
+
 // computedCondition says whether st's DisruptionAllowed condition is one a
 // computation over Ready pods gives: allowed, or refused for want of
 // allowance.

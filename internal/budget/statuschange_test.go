@@ -165,3 +165,64 @@ func TestRelaxes(t *testing.T) {
 		t.Errorf("a reopen after a DomainError status relaxes; want it written at once")
 	}
 }
+
+// terminatingStatus is closedStatus where zone-a's evicted pod still
+// terminates beside its replacement, not Ready: zone-a expects both.
+func terminatingStatus() *policyv1alpha1.TopologyDisruptionBudgetStatus {
+	st := closedStatus()
+	st.Domains[0].CurrentHealthy, st.CurrentHealthy = 1, 4
+	return st
+}
+
+// predecessorGone is terminatingStatus once the terminating pod is gone:
+// zone-a expects and desires one pod fewer, still short of one.
+func predecessorGone(st *policyv1alpha1.TopologyDisruptionBudgetStatus) {
+	st.Domains[0].ExpectedPods, st.Domains[0].DesiredHealthy, st.ExpectedPods = 2, 1, 5
+}
+
+// QuietlyRelaxes holds back only a fall of expected or desired pods that
+// moves no healthy count and no allowance.
+func TestQuietlyRelaxes(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(st *policyv1alpha1.TopologyDisruptionBudgetStatus)
+		want   bool
+	}{
+		{"a terminating pod beside its replacement gone: an expected and a desired pod fewer", predecessorGone, true},
+		{"the same, and its record dropped", func(st *policyv1alpha1.TopologyDisruptionBudgetStatus) {
+			predecessorGone(st)
+			st.DisruptedPods = nil
+		}, true},
+		{"nothing", func(*policyv1alpha1.TopologyDisruptionBudgetStatus) {}, false},
+		{"a record dropped, nothing else (dropped on its own clock)", func(st *policyv1alpha1.TopologyDisruptionBudgetStatus) {
+			st.DisruptedPods = nil
+		}, false},
+		{"the predecessor gone and the replacement Ready: an allowance more", func(st *policyv1alpha1.TopologyDisruptionBudgetStatus) {
+			predecessorGone(st)
+			st.Domains[0].CurrentHealthy, st.Domains[0].DisruptionsAllowed, st.CurrentHealthy, st.DisruptionsAllowed = 2, 1, 5, 2
+		}, false},
+		{"a healthy pod more, no allowance more", func(st *policyv1alpha1.TopologyDisruptionBudgetStatus) {
+			st.Domains[0].CurrentHealthy, st.CurrentHealthy = 2, 5
+		}, false},
+		{"an expected pod more (a replacement bound beside a terminating pod)", func(st *policyv1alpha1.TopologyDisruptionBudgetStatus) {
+			st.Domains[0].ExpectedPods, st.Domains[0].DesiredHealthy, st.ExpectedPods = 4, 3, 7
+		}, false},
+		{"the predecessor gone where a pod of zone-b turned not Ready", func(st *policyv1alpha1.TopologyDisruptionBudgetStatus) {
+			predecessorGone(st)
+			st.Domains[1].CurrentHealthy, st.Domains[1].DisruptionsAllowed, st.CurrentHealthy, st.DisruptionsAllowed = 2, 0, 3, 0
+		}, false},
+		{"desired healthy falling to 0", func(st *policyv1alpha1.TopologyDisruptionBudgetStatus) {
+			st.Domains[0].DesiredHealthy = 0
+		}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cur := terminatingStatus()
+			next := terminatingStatus()
+			tc.change(next)
+			if got := QuietlyRelaxes(cur, next); got != tc.want {
+				t.Errorf("QuietlyRelaxes = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -186,10 +186,16 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 	// As in the binary: the controllers and the webhook's recomputations
 	// read through one gathering layer.
 	snapshots := controllers.NewGatherer(mgr, goneNodes)
+	// As in the binary: a write that only lowers expected pods is held
+	// where the process serves the webhook.
+	var quietWriteDelay time.Duration
+	if o.Webhook != nil {
+		quietWriteDelay = controllers.DefaultQuietWriteDelay
+	}
 	if !o.NoController {
 		if err := controllers.SetupAll(mgr, controllers.Options{Clock: clk, RecordTimeout: recordTimeout,
 			OperatorNamespace: ExemptNamespace, GoneNodes: goneNodes, Versions: versions, Pending: pending, Snapshots: snapshots,
-			ReopenWriteDelay: o.ReopenWriteDelay}); err != nil {
+			ReopenWriteDelay: o.ReopenWriteDelay, QuietWriteDelay: quietWriteDelay}); err != nil {
 			cancel()
 			return nil, err
 		}
