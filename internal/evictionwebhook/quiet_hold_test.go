@@ -51,7 +51,7 @@ func TestANotReadyPodDuringAQuietHold(t *testing.T) {
 				Conditions(metav1.Condition{Type: policyv1alpha1.ConditionDisruptionAllowed, Status: metav1.ConditionFalse,
 					Reason: policyv1alpha1.ReasonInsufficientPods, ObservedGeneration: 1, LastTransitionTime: metav1.Now()})
 			pod := func(name string) *builders.PodWrapper {
-				return builders.Pod(name).Namespace("ns").UID(types.UID("uid-"+name)).Labels(map[string]string{"app": "web"}).
+				return builders.Pod(name).Namespace("ns").UID(types.UID("uid-" + name)).Labels(map[string]string{"app": "web"}).
 					ControlledBy(builders.RefTo(rs)).OnNode("n1").Running()
 			}
 			objs := []client.Object{rs, zoneNode(), b.Obj(), pod("web-0").Ready().Obj(), pod("web-1").Ready().Obj(), pod("web-new").NotReady().Obj()}
