@@ -345,7 +345,9 @@ func (r *BudgetReconciler) holdFor(cur, next *policyv1alpha1.TopologyDisruptionB
 		return 0
 	}
 	delay := max(r.ReopenWriteDelay, 0)
-	if r.QuietWriteDelay > delay && budget.QuietlyRelaxes(cur, next) {
+	// Relaxes holds: the change is quiet (budget.QuietlyRelaxes) when it
+	// is of expected pods only.
+	if r.QuietWriteDelay > delay && budget.ChangeOf(cur, next) == budget.ChangeExpected {
 		delay = r.QuietWriteDelay
 	}
 	return delay
