@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -320,8 +321,11 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	r.holds.end(req.NamespacedName)
 	operatormetrics.StatusChanges.WithLabelValues(string(budget.ChangeOf(&tdb.Status, next))).Inc()
 	tdb = *written
-	logger.V(1).Info("budget status updated", "tdb", klog.KObj(&tdb),
-		"expected", next.ExpectedPods, "healthy", next.CurrentHealthy, "allowed", next.DisruptionsAllowed)
+	if v := logger.V(1); v.Enabled() {
+		v.Info("budget status updated", "tdb", klog.KObj(&tdb),
+			"expected", next.ExpectedPods, "healthy", next.CurrentHealthy, "allowed", next.DisruptionsAllowed,
+			"domains", domainsLine(next), "records", recordsLine(next), "resourceVersion", tdb.ResourceVersion)
+	}
 	exportAllowances(&tdb)
 	r.pending().Done(req.NamespacedName, events)
 	r.emitEvents(&tdb, &res)
@@ -672,4 +676,29 @@ func (r *BudgetReconciler) budgetsForWorkload(ctx context.Context, obj client.Ob
 	set := map[types.NamespacedName]struct{}{}
 	r.budgetsForLabels(ctx, obj.GetNamespace(), snapshot.TemplateLabels(obj), set)
 	return toRequests(set)
+}
+
+// domainsLine is a status's domains for the debug log: per domain its
+// healthy, desired healthy and expected pods and its allowance.
+func domainsLine(st *policyv1alpha1.TopologyDisruptionBudgetStatus) string {
+	var b strings.Builder
+	for i, d := range st.Domains {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s:%d/%d/%d:%d", d.Name, d.CurrentHealthy, d.DesiredHealthy, d.ExpectedPods, d.DisruptionsAllowed)
+	}
+	return b.String()
+}
+
+// recordsLine is a status's eviction records for the debug log.
+func recordsLine(st *policyv1alpha1.TopologyDisruptionBudgetStatus) string {
+	var b strings.Builder
+	for i, r := range st.DisruptedPods {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s@%s", r.Name, r.Domain)
+	}
+	return b.String()
 }

@@ -20,6 +20,9 @@
 #   POD_DELETE_DELAY   how long a deleted pod stays Terminating (default 0)
 #   NODE_CPU, NODE_MEMORY, NODE_PODS   node allocatable (16, 64Gi, 110)
 #   KUBE_APISERVER_PORT  fixed API server port (default: a free port)
+#   AUDIT_POLICY       an audit policy file: the API server then writes its
+#                      audit log to <cluster dir>/logs/audit.log (default:
+#                      no audit log; e.g. hack/cluster/audit-evictions.yaml)
 #   CLUSTER_WORKDIR    kwokctl's work directory (default bin/cluster)
 #
 # Everything listens on 127.0.0.1 only; nothing is downloaded (a fresh
@@ -51,11 +54,13 @@ NODES_PER_ZONE="${NODES_PER_ZONE:-4}"
 POD_READY_DELAY="${POD_READY_DELAY:-2s}"
 POD_DELETE_DELAY="${POD_DELETE_DELAY:-0}"
 KUBE_APISERVER_PORT="${KUBE_APISERVER_PORT:-0}"
+AUDIT_POLICY="${AUDIT_POLICY:-}"
 
 cluster_check_name
 [[ "${ZONES}" =~ ^[0-9]+$ ]] && ((ZONES >= 1 && ZONES <= 26)) || die "ZONES=${ZONES}: want 1..26"
 [[ "${NODES_PER_ZONE}" =~ ^[0-9]+$ ]] || die "NODES_PER_ZONE=${NODES_PER_ZONE}: want a number"
 [[ "${KUBE_APISERVER_PORT}" =~ ^[0-9]+$ ]] || die "KUBE_APISERVER_PORT=${KUBE_APISERVER_PORT}: want a port"
+[[ -z "${AUDIT_POLICY}" || -f "${AUDIT_POLICY}" ]] || die "AUDIT_POLICY=${AUDIT_POLICY}: no such file"
 ready_ms="$(duration_ms "${POD_READY_DELAY}")"
 delete_ms="$(duration_ms "${POD_DELETE_DELAY}")"
 
@@ -118,6 +123,9 @@ create_args=(
 )
 if ((KUBE_APISERVER_PORT != 0)); then
   create_args+=(--kube-apiserver-port "${KUBE_APISERVER_PORT}")
+fi
+if [[ -n "${AUDIT_POLICY}" ]]; then
+  create_args+=(--kube-audit-policy "$(realpath "${AUDIT_POLICY}")")
 fi
 
 if cluster_exists; then

@@ -198,7 +198,7 @@ func (h *EvictionHandler) Handle(ctx context.Context, req admission.Request) (re
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
 	out = res.outcome
-	log.FromContext(ctx).V(1).Info("eviction decided", "pod", klog.KRef(req.Namespace, req.Name),
+	log.FromContext(ctx).V(1).Info("eviction decided", "pod", klog.KRef(req.Namespace, req.Name), "uid", res.uid, "node", res.node,
 		"decision", res.outcome.decision, "reason", res.outcome.reason, "dryRun", er.dryRun, "budgets", res.budgets)
 	if res.outcome.decision == "allowed" {
 		return admission.Allowed("")
@@ -288,6 +288,9 @@ type result struct {
 	pod *corev1.Pod
 	// blockedDomain is the domain of refusedBy that has no allowance.
 	blockedDomain string
+	// uid and node are those of the pod decided on, for the log.
+	uid  types.UID
+	node string
 }
 
 func refused(tdb *policyv1alpha1.TopologyDisruptionBudget, d budget.Decision, budgets []string) result {
@@ -307,6 +310,9 @@ func (h *EvictionHandler) decide(ctx context.Context, er evictionRequest) (res r
 	defer func() {
 		if res.refusedBy != nil {
 			res.pod = pod
+		}
+		if pod != nil {
+			res.uid, res.node = pod.UID, pod.Spec.NodeName
 		}
 	}()
 	if err != nil {

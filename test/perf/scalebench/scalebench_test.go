@@ -52,7 +52,10 @@ limitations under the License.
 // MANAGER (a manager binary to run instead of building this tree's), PPROF=0
 // (for a manager without --pprof-bind-address), OPERATOR_ARGS (extra
 // manager flags), KEEP=1 (leave the cluster up), REUSE=1 (populate the
-// existing tdb-scale cluster).
+// existing tdb-scale cluster), AUDIT_POLICY (hack/cluster/up.sh's: e.g.
+// hack/cluster/audit-evictions.yaml, who evicted or deleted which pod).
+// The control plane's logs are copied into the log directory before the
+// cluster is torn down.
 package scalebench
 
 import (
@@ -373,10 +376,41 @@ func (b *bench) close() {
 		fmt.Printf("\nthe cluster is still up: export KUBECONFIG=%s\ntear it down with: make cluster-down CLUSTER_NAME=%s\n", b.c.Kubeconfig, b.c.Name)
 		return
 	}
+	b.keepClusterLogs()
 	fmt.Println(">> tearing the cluster down")
 	if err := b.c.Down(); err != nil {
 		fmt.Fprintln(os.Stderr, "tearing the cluster down:", err)
 	}
+}
+
+// keepClusterLogs copies the control plane's logs (the API server's audit
+// log among them when AUDIT_POLICY is set) into the log directory before the
+// cluster is torn down with them.
+func (b *bench) keepClusterLogs() {
+	src := filepath.Join(kwokenv.Root(), "bin", "cluster", "clusters", b.c.Name, "logs")
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return
+	}
+	dst := filepath.Join(b.logDir, "cluster")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "keeping the cluster's logs:", err)
+		return
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "keeping the cluster's logs:", err)
+			return
+		}
+	}
+	fmt.Printf("   the control plane's logs are in %s\n", dst)
 }
 
 // turn is one system's recycle of RECYCLE nodes.
