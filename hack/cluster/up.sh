@@ -20,6 +20,10 @@
 #   POD_DELETE_DELAY   how long a deleted pod stays Terminating (default 0)
 #   NODE_CPU, NODE_MEMORY, NODE_PODS   node allocatable (16, 64Gi, 110)
 #   KUBE_APISERVER_PORT  fixed API server port (default: a free port)
+#   POD_REMOVAL        kwok (default): the pod-remove and pod-release Stages
+#                      end pod deletions; external: no Stage does, a process
+#                      of the caller's must (test/kwokenv.PodRemover, which
+#                      deletes by UID as a kubelet does)
 #   AUDIT_POLICY       an audit policy file: the API server then writes its
 #                      audit log to <cluster dir>/logs/audit.log (default:
 #                      no audit log; e.g. hack/cluster/audit-evictions.yaml)
@@ -55,11 +59,13 @@ POD_READY_DELAY="${POD_READY_DELAY:-2s}"
 POD_DELETE_DELAY="${POD_DELETE_DELAY:-0}"
 KUBE_APISERVER_PORT="${KUBE_APISERVER_PORT:-0}"
 AUDIT_POLICY="${AUDIT_POLICY:-}"
+POD_REMOVAL="${POD_REMOVAL:-kwok}"
 
 cluster_check_name
 [[ "${ZONES}" =~ ^[0-9]+$ ]] && ((ZONES >= 1 && ZONES <= 26)) || die "ZONES=${ZONES}: want 1..26"
 [[ "${NODES_PER_ZONE}" =~ ^[0-9]+$ ]] || die "NODES_PER_ZONE=${NODES_PER_ZONE}: want a number"
 [[ "${KUBE_APISERVER_PORT}" =~ ^[0-9]+$ ]] || die "KUBE_APISERVER_PORT=${KUBE_APISERVER_PORT}: want a port"
+[[ "${POD_REMOVAL}" == kwok || "${POD_REMOVAL}" == external ]] || die "POD_REMOVAL=${POD_REMOVAL}: want kwok or external"
 [[ -z "${AUDIT_POLICY}" || -f "${AUDIT_POLICY}" ]] || die "AUDIT_POLICY=${AUDIT_POLICY}: no such file"
 ready_ms="$(duration_ms "${POD_READY_DELAY}")"
 delete_ms="$(duration_ms "${POD_DELETE_DELAY}")"
@@ -101,6 +107,9 @@ componentsPatches:
     value: "false"
 EOF
   for f in "${stages_dir}"/*.yaml; do
+    if [[ "${POD_REMOVAL}" == external ]] && [[ "${f}" == */pod-remove.yaml || "${f}" == */pod-release.yaml ]]; then
+      continue
+    fi
     echo "---"
     sed -e "s/@POD_READY_DELAY_MS@/${ready_ms}/g" \
       -e "s/@POD_DELETE_DELAY_MS@/${delete_ms}/g" "${f}"

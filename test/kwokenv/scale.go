@@ -75,13 +75,14 @@ func ScaleSettings(nodes int) []string {
 // (ScaleSettings, then TopUpNodes). Unless reuse, a cluster of that name is
 // torn down first, so that the cluster is fresh; with reuse an existing
 // cluster is kept with what runs on it (up.sh only adds missing nodes).
-func UpScale(ctx context.Context, name string, nodes int, reuse bool) (*Cluster, error) {
+// extra are more hack/cluster settings (e.g. ExternalPodRemoval).
+func UpScale(ctx context.Context, name string, nodes int, reuse bool, extra ...string) (*Cluster, error) {
 	if !reuse {
 		if err := (&Cluster{Name: name}).DownIfExists(); err != nil {
 			return nil, err
 		}
 	}
-	c, err := Up(name, ScaleSettings(nodes)...)
+	c, err := Up(name, append(ScaleSettings(nodes), extra...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -258,6 +258,7 @@ type bench struct {
 	drained  map[string]bool
 	original map[string]bool
 	tdbCache cache.Cache
+	remover  *kwokenv.PodRemover
 }
 
 func run(ctx context.Context, cfg config) ([]string, error) {
@@ -276,10 +277,18 @@ func run(ctx context.Context, cfg config) ([]string, error) {
 	}
 	start := time.Now()
 	fmt.Printf(">> local cluster %s: %d nodes in %d zones (real kube-apiserver, controller-manager, scheduler v1.36.3; POD_READY_DELAY=0)\n", clusterName, cfg.Nodes, kwokenv.ScaleZones)
-	if b.c, err = kwokenv.UpScale(ctx, clusterName, cfg.Nodes, cfg.reuse); err != nil {
+	// Pods being deleted are removed by UID, as a kubelet does: kwok's
+	// Stage deletes by name, and under this load its late deletes removed
+	// StatefulSet replacements (hack/cluster/stages/pod-remove.yaml).
+	if b.c, err = kwokenv.UpScale(ctx, clusterName, cfg.Nodes, cfg.reuse, kwokenv.ExternalPodRemoval); err != nil {
 		return nil, err
 	}
 	defer b.close()
+	removerCtx, stopRemover := context.WithCancel(ctx)
+	defer stopRemover()
+	if b.remover, err = kwokenv.StartPodRemover(removerCtx, b.c.Kubeconfig, 8); err != nil {
+		return nil, err
+	}
 	rep.Population["cluster_up_s"] = time.Since(start).Seconds()
 	fmt.Printf("   up in %.0fs\n", rep.Population["cluster_up_s"])
 	if cfg.Manager == "" {
@@ -580,6 +589,10 @@ func (b *bench) turn(ctx context.Context, round int, sys string) (*system, error
 	s.finish()
 	fmt.Printf("   drained in %.1fs: %d pods evicted, %d allowed / %d refused eviction calls, %d violations\n",
 		s.DrainWallS, s.PodsEvicted, s.Allowed, s.Refused, s.Violations)
+	if b.remover != nil {
+		fmt.Printf("   pods removed by UID so far: %d (%d deletes found the name gone or held by another pod)\n",
+			b.remover.Removed.Load(), b.remover.Missed.Load())
+	}
 
 	// Recycle: the drained nodes go (a node whose drain failed stays,
 	// cordoned); the workloads must be whole again, with no pod left on a

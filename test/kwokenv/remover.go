@@ -1,0 +1,168 @@
+/*
+Copyright 2026 The tdb-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kwokenv
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+)
+
+// ExternalPodRemoval is the hack/cluster/up.sh setting that leaves the end
+// of pod deletions to a PodRemover instead of kwok's pod-remove Stage.
+const ExternalPodRemoval = "POD_REMOVAL=external"
+
+// PodRemover ends the deletion of the pods on the cluster's nodes as a
+// kubelet does: a pod with a deletionTimestamp loses its finalizers and is
+// deleted with a zero grace period, both conditional on its UID. kwok
+// deletes by name, so under load a late delete of a pod that is already
+// gone removes its StatefulSet replacement; a delete pinned to the UID
+// cannot (see hack/cluster/stages/pod-remove.yaml).
+type PodRemover struct {
+	queue workqueue.TypedRateLimitingInterface[podRef]
+	store cache.Store
+	// Removed counts the pods it deleted; Missed the deletes that found the
+	// name held by another pod or by none.
+	Removed, Missed atomic.Int64
+}
+
+type podRef struct {
+	namespace, name string
+	uid             types.UID
+}
+
+// StartPodRemover starts a PodRemover for the cluster of kubeconfig with
+// workers deleting in parallel; it stops with ctx. The cluster must run
+// with ExternalPodRemoval, or kwok removes the pods too.
+func StartPodRemover(ctx context.Context, kubeconfig string, workers int) (*PodRemover, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	cfg.UserAgent = "tdb-pod-remover"
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	pods := factory.Core().V1().Pods().Informer()
+	r := &PodRemover{queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[podRef]()),
+		store: pods.GetStore()}
+	enqueue := func(obj any) {
+		// A pod deleted with a zero grace period and no finalizers is
+		// being removed by the API server already (its own delete shows so).
+		if p, ok := obj.(*corev1.Pod); ok && p.DeletionTimestamp != nil && p.Spec.NodeName != "" &&
+			(ptr.Deref(p.DeletionGracePeriodSeconds, 1) != 0 || len(p.Finalizers) > 0) {
+			r.queue.Add(podRef{namespace: p.Namespace, name: p.Name, uid: p.UID})
+		}
+	}
+	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced) {
+		return nil, fmt.Errorf("pod remover: the pod cache did not sync")
+	}
+	for range workers {
+		go func() {
+			for r.next(ctx, cs) {
+			}
+		}()
+	}
+	go func() {
+		<-ctx.Done()
+		r.queue.ShutDown()
+	}()
+	return r, nil
+}
+
+func (r *PodRemover) next(ctx context.Context, cs kubernetes.Interface) bool {
+	ref, quit := r.queue.Get()
+	if quit {
+		return false
+	}
+	defer r.queue.Done(ref)
+	if err := r.remove(ctx, cs, ref); err != nil && ctx.Err() == nil {
+		r.queue.AddRateLimited(ref)
+		return true
+	}
+	r.queue.Forget(ref)
+	return true
+}
+
+// remove drops ref's finalizers and deletes it, each only while ref's name
+// holds ref's UID.
+func (r *PodRemover) remove(ctx context.Context, cs kubernetes.Interface, ref podRef) error {
+	pods := cs.CoreV1().Pods(ref.namespace)
+	if obj, ok, _ := r.store.GetByKey(ref.namespace + "/" + ref.name); ok {
+		if p := obj.(*corev1.Pod); p.UID == ref.uid && len(p.Finalizers) > 0 {
+			if err := dropFinalizers(ctx, pods, ref); err != nil {
+				return err
+			}
+		}
+	}
+	err := pods.Delete(ctx, ref.name, metav1.DeleteOptions{GracePeriodSeconds: new(int64),
+		Preconditions: &metav1.Preconditions{UID: &ref.uid}})
+	switch {
+	case err == nil:
+		r.Removed.Add(1)
+		return nil
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		// Gone, or the name holds another pod now (the precondition).
+		r.Missed.Add(1)
+		return nil
+	default:
+		return err
+	}
+}
+
+// dropFinalizers removes ref's finalizers while its name holds its UID.
+func dropFinalizers(ctx context.Context, pods corev1client.PodInterface, ref podRef) error {
+	// A JSON patch whose test fails changes nothing (422): another pod
+	// holds the name.
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/uid", "value": ref.uid},
+		{"op": "remove", "path": "/metadata/finalizers"},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = pods.Patch(ctx, ref.name, types.JSONPatchType, patch, metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
+		// Gone, or another pod holds the name, or no finalizers are left:
+		// the delete's precondition decides.
+		return nil
+	}
+	return err
+}
