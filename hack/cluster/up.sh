@@ -23,7 +23,8 @@
 #   POD_REMOVAL        kwok (default): the pod-remove and pod-release Stages
 #                      end pod deletions; external: no Stage does, a process
 #                      of the caller's must (test/kwokenv.PodRemover, which
-#                      deletes by UID as a kubelet does)
+#                      deletes by UID as a kubelet does, and without
+#                      POD_DELETE_DELAY)
 #   AUDIT_POLICY       an audit policy file: the API server then writes its
 #                      audit log to <cluster dir>/logs/audit.log (default:
 #                      no audit log; e.g. hack/cluster/audit-evictions.yaml)
