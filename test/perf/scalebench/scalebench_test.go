@@ -396,28 +396,12 @@ func (b *bench) close() {
 // log among them when AUDIT_POLICY is set) into the log directory before the
 // cluster is torn down with them.
 func (b *bench) keepClusterLogs() {
-	src := filepath.Join(kwokenv.Root(), "bin", "cluster", "clusters", b.c.Name, "logs")
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return
-	}
+	// hack/cluster keeps a cluster's kubeconfig and logs/ in one directory.
+	src := filepath.Join(filepath.Dir(b.c.Kubeconfig), "logs")
 	dst := filepath.Join(b.logDir, "cluster")
-	if err := os.MkdirAll(dst, 0o755); err != nil {
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		fmt.Fprintln(os.Stderr, "keeping the cluster's logs:", err)
 		return
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "keeping the cluster's logs:", err)
-			return
-		}
 	}
 	fmt.Printf("   the control plane's logs are in %s\n", dst)
 }
