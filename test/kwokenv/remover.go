@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -53,6 +54,10 @@ type PodRemover struct {
 	Removed, Missed atomic.Int64
 }
 
+// zeroGraceRecheck is how long a pod deleted with a zero grace period is
+// left to the API server before the remover deletes it too.
+const zeroGraceRecheck = 2 * time.Second
+
 type podRef struct {
 	namespace, name string
 	uid             types.UID
@@ -77,12 +82,19 @@ func StartPodRemover(ctx context.Context, kubeconfig string, workers int) (*PodR
 	r := &PodRemover{queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[podRef]()),
 		store: pods.GetStore()}
 	enqueue := func(obj any) {
-		// A pod deleted with a zero grace period and no finalizers is
-		// being removed by the API server already (its own delete shows so).
-		if p, ok := obj.(*corev1.Pod); ok && p.DeletionTimestamp != nil && p.Spec.NodeName != "" &&
-			(ptr.Deref(p.DeletionGracePeriodSeconds, 1) != 0 || len(p.Finalizers) > 0) {
-			r.queue.Add(podRef{namespace: p.Namespace, name: p.Name, uid: p.UID})
+		p, ok := obj.(*corev1.Pod)
+		if !ok || p.DeletionTimestamp == nil || p.Spec.NodeName == "" {
+			return
 		}
+		ref := podRef{namespace: p.Namespace, name: p.Name, uid: p.UID}
+		if ptr.Deref(p.DeletionGracePeriodSeconds, 1) == 0 && len(p.Finalizers) == 0 {
+			// A zero-grace delete with no finalizers is being completed by
+			// the API server (this event is its first write): look again
+			// later, in case its second write failed and left the pod.
+			r.queue.AddAfter(ref, zeroGraceRecheck)
+			return
+		}
+		r.queue.Add(ref)
 	}
 	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueue,
@@ -125,11 +137,14 @@ func (r *PodRemover) next(ctx context.Context, cs kubernetes.Interface) bool {
 // holds ref's UID.
 func (r *PodRemover) remove(ctx context.Context, cs kubernetes.Interface, ref podRef) error {
 	pods := cs.CoreV1().Pods(ref.namespace)
-	if obj, ok, _ := r.store.GetByKey(ref.namespace + "/" + ref.name); ok {
-		if p := obj.(*corev1.Pod); p.UID == ref.uid && len(p.Finalizers) > 0 {
-			if err := dropFinalizers(ctx, pods, ref); err != nil {
-				return err
-			}
+	obj, ok, _ := r.store.GetByKey(ref.namespace + "/" + ref.name)
+	if !ok || obj.(*corev1.Pod).UID != ref.uid {
+		// The cache saw it go: nothing to ask the API server.
+		return nil
+	}
+	if len(obj.(*corev1.Pod).Finalizers) > 0 {
+		if err := dropFinalizers(ctx, pods, ref); err != nil {
+			return err
 		}
 	}
 	err := pods.Delete(ctx, ref.name, metav1.DeleteOptions{GracePeriodSeconds: new(int64),
