@@ -164,9 +164,12 @@ var _ = Describe("Budgets never freeze what they do not protect", func() {
 					pods := f.pods(ctx, "kd")
 					g.Expect(pods).To(HaveLen(24))
 					for i := range pods {
+						// A failed g.Expect ends this function: never hold
+						// mu across one.
 						mu.Lock()
-						g.Expect(evicted[pods[i].UID]).To(BeFalse(), "pod %s not replaced yet", pods[i].Name)
+						old := evicted[pods[i].UID]
 						mu.Unlock()
+						g.Expect(old).To(BeFalse(), "pod %s not replaced yet", pods[i].Name)
 						g.Expect(isReady(&pods[i])).To(BeTrue(), "pod %s not Ready", pods[i].Name)
 					}
 				}).WithTimeout(2 * time.Minute).Should(Succeed())
