@@ -565,6 +565,9 @@ func (b *bench) turn(ctx context.Context, round int, sys string) (*system, error
 		s.ViolationEvidence = s.ViolationEvidence[:20]
 	}
 	s.lags, s.StatusLagUnresolved = wr.Lags, wr.Unresolved
+	if len(wr.Slowest) > 0 {
+		b.writeSlowLags(round, sys, wr.Slowest)
+	}
 	stopWatch()
 	if err := <-profDone; err != nil {
 		fmt.Fprintln(os.Stderr, "CPU profile:", err)
@@ -594,6 +597,27 @@ func (b *bench) turn(ctx context.Context, round int, sys string) (*system, error
 		return nil, err
 	}
 	return s, nil
+}
+
+// writeSlowLags writes the turn's slowest status lags, each with what the
+// watcher saw of its domain, to the log directory: evidence to read against
+// the operator's log.
+func (b *bench) writeSlowLags(round int, sys string, slow []slowLag) {
+	var out strings.Builder
+	fmt.Fprintf(&out, "The %d slowest status lags of round %d (%s), longest first. Times are seconds since the watcher was armed;\n"+
+		"a lag runs from a pod event that changed a domain's healthy pods to the first status showing that number.\n", len(slow), round+1, sys)
+	for _, l := range slow {
+		fmt.Fprintf(&out, "\n%s: %.3fs from %.3fs\n", l.Domain, l.Lag.Seconds(), l.At.Seconds())
+		for _, t := range l.Trace {
+			fmt.Fprintf(&out, "  %s\n", t)
+		}
+	}
+	path := filepath.Join(b.logDir, fmt.Sprintf("status-lag-slowest-round%d-%s.txt", round+1, sys))
+	if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "writing the slowest status lags:", err)
+		return
+	}
+	fmt.Printf("   slowest status lag %.1fs (%s); the %d slowest, with their domains' events: %s\n", slow[0].Lag.Seconds(), slow[0].Domain, len(slow), path)
 }
 
 // finish computes the figures from the raw calls and lags.

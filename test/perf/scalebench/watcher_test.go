@@ -19,9 +19,11 @@ limitations under the License.
 package scalebench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -122,6 +124,24 @@ type pendingLag struct {
 	healthy int
 }
 
+// slowLag is a status lag over slowLagMin, with what the watcher saw of
+// its domain meanwhile: the evidence to read against the operator's debug
+// log (make bench-scale OPERATOR_ARGS=--zap-log-level=debug).
+type slowLag struct {
+	Lag    time.Duration
+	Domain string
+	At     time.Duration // since the watcher was armed
+	Trace  []string
+}
+
+// slowLagMin is the shortest lag that keeps its trace; traceLen how many of
+// a domain's last events a trace keeps.
+const (
+	slowLagMin  = time.Second
+	traceLen    = 30
+	slowestKept = 30
+)
+
 // watcher is the independent budget checker.
 type watcher struct {
 	start     time.Time
@@ -144,12 +164,16 @@ type watcher struct {
 	pending    map[lagKey][]pendingLag
 	lags       []time.Duration
 	measureLag bool
+	// traces keep each domain's last pod and status changes; slow the
+	// lags over slowLagMin with theirs.
+	traces map[lagKey][]string
+	slow   []slowLag
 }
 
 func newWatcher(scale *kwokenv.Scale, rules map[string]*rule, measureLag bool) *watcher {
 	w := &watcher{zoneOf: map[string]string{}, workloads: map[string]*workload{}, events: make(chan func(), 100000),
 		statuses: map[types.NamespacedName]*policyv1alpha1.TopologyDisruptionBudgetStatus{},
-		healthy:  map[lagKey]int{}, pending: map[lagKey][]pendingLag{}, measureLag: measureLag}
+		healthy:  map[lagKey]int{}, pending: map[lagKey][]pendingLag{}, measureLag: measureLag, traces: map[lagKey][]string{}}
 	for _, sw := range scale.Workloads {
 		r := rules[sw.Namespace+"/"+sw.Name]
 		if r == nil {
@@ -222,9 +246,9 @@ func (w *watcher) run(ctx context.Context, cs kubernetes.Interface, tdbCache cac
 				return
 			}
 			at := time.Now()
-			st := t.Status.DeepCopy()
+			st, rv := t.Status.DeepCopy(), t.ResourceVersion
 			key := types.NamespacedName{Namespace: t.Namespace, Name: t.Name}
-			w.events <- func() { w.statusEvent(at, key, st) }
+			w.events <- func() { w.statusEvent(at, key, st, rv) }
 		}
 		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: onTDB, UpdateFunc: func(_, n any) { onTDB(n) }}); err != nil {
 			return err
@@ -261,7 +285,7 @@ func (w *watcher) arm() {
 	w.events <- func() {
 		w.start = time.Now()
 		w.mu.Lock()
-		w.checked, w.violations, w.lags, w.excesses, w.candidates = 0, nil, nil, 0, nil
+		w.checked, w.violations, w.lags, w.excesses, w.candidates, w.slow = 0, nil, nil, 0, nil, nil
 		w.mu.Unlock()
 		for k := range w.pending {
 			delete(w.pending, k)
@@ -456,7 +480,7 @@ func (w *watcher) check(at time.Time, wl *workload, evicted, pod string) {
 		}
 		if w.measureLag && !w.start.IsZero() {
 			for _, z := range zones {
-				w.lagPod(at, lagKey{wl.ns, wl.app, z}, healthy[z])
+				w.lagPod(at, lagKey{wl.ns, wl.app, z}, healthy[z], pod)
 			}
 		}
 	} else {
@@ -559,13 +583,15 @@ func (w *watcher) podsLine(wl *workload) string {
 	return strings.Join(parts, ", ")
 }
 
-// lagPod notes a pod event that changed a domain's healthy pods.
-func (w *watcher) lagPod(at time.Time, k lagKey, healthy int) {
+// lagPod notes a pod event (of pod, "" for a status event that changed the
+// records) that changed a domain's healthy pods.
+func (w *watcher) lagPod(at time.Time, k lagKey, healthy int, pod string) {
 	prev, known := w.healthy[k]
 	w.healthy[k] = healthy
 	if known && prev == healthy {
 		return
 	}
+	w.trace(k, at, fmt.Sprintf("pods: %d healthy (%s)", healthy, cmp.Or(pod, "records")))
 	if st := w.statuses[types.NamespacedName{Namespace: k.ns, Name: k.name}]; st != nil && domainHealthy(st, k.zone) == healthy {
 		w.resolve(k, at)
 		w.lags = append(w.lags, 0)
@@ -576,11 +602,16 @@ func (w *watcher) lagPod(at time.Time, k lagKey, healthy int) {
 
 // statusEvent takes a new status of a budget: the domains that now agree
 // with the pods resolve their pending events.
-func (w *watcher) statusEvent(at time.Time, key types.NamespacedName, st *policyv1alpha1.TopologyDisruptionBudgetStatus) {
+func (w *watcher) statusEvent(at time.Time, key types.NamespacedName, st *policyv1alpha1.TopologyDisruptionBudgetStatus, rv string) {
 	w.statuses[key] = st
 	wl := w.workloads[key.Namespace+"/"+key.Name]
 	if wl == nil || w.start.IsZero() {
 		return
+	}
+	for _, d := range st.Domains {
+		k := lagKey{key.Namespace, key.Name, d.Name}
+		w.trace(k, at, fmt.Sprintf("status %s: %d healthy of %d expected, %d allowed; budget allows %d, %d records",
+			rv, d.CurrentHealthy, d.ExpectedPods, d.DisruptionsAllowed, st.DisruptionsAllowed, len(st.DisruptedPods)))
 	}
 	// The records changed what counts as healthy: measure again.
 	w.check(at, wl, "", "")
@@ -594,9 +625,23 @@ func (w *watcher) statusEvent(at time.Time, key types.NamespacedName, st *policy
 
 func (w *watcher) resolve(k lagKey, at time.Time) {
 	for _, p := range w.pending[k] {
-		w.lags = append(w.lags, at.Sub(p.at))
+		lag := at.Sub(p.at)
+		w.lags = append(w.lags, lag)
+		if lag >= slowLagMin {
+			w.slow = append(w.slow, slowLag{Lag: lag, Domain: k.ns + "/" + k.name + " " + k.zone,
+				At: p.at.Sub(w.start), Trace: slices.Clone(w.traces[k])})
+		}
 	}
 	delete(w.pending, k)
+}
+
+// trace notes an event of the domain k.
+func (w *watcher) trace(k lagKey, at time.Time, what string) {
+	t := append(w.traces[k], fmt.Sprintf("%.3fs %s", at.Sub(w.start).Seconds(), what))
+	if len(t) > traceLen {
+		t = t[len(t)-traceLen:]
+	}
+	w.traces[k] = t
 }
 
 func domainHealthy(st *policyv1alpha1.TopologyDisruptionBudgetStatus, zone string) int {
@@ -619,6 +664,9 @@ type watchReport struct {
 	Races      int
 	Lags       []time.Duration
 	Unresolved int
+	// Slowest are the longest lags over slowLagMin, longest first, with
+	// their domains' traces.
+	Slowest []slowLag
 }
 
 // report judges the candidates against the eviction calls (their send
@@ -654,6 +702,9 @@ func (w *watcher) report(calls []evictionCall) watchReport {
 		for _, p := range w.pending {
 			r.Unresolved += len(p)
 		}
+		r.Slowest = slices.Clone(w.slow)
+		slices.SortFunc(r.Slowest, func(a, b slowLag) int { return cmp.Compare(b.Lag, a.Lag) })
+		r.Slowest = r.Slowest[:min(len(r.Slowest), slowestKept)]
 		done <- r
 	}
 	return <-done
