@@ -71,6 +71,10 @@ const leaderElectionID = "tdb-operator.policy.tdb.dev"
 // replicas refusing for that long after a domain reopened.
 const maxReopenWriteDelay = time.Minute
 
+// maxStatusWorkers bounds --status-workers: each worker may hold a request
+// to the API server.
+const maxStatusWorkers = 256
+
 // quietWriteDelay is how long the status controller may hold a write that
 // only lowers expected pods: only where this process serves the webhook,
 // whose recomputation decides on the held numbers meanwhile.
@@ -110,6 +114,7 @@ func run() error {
 		pprofAddr      string
 		apiQPS         float64
 		apiBurst       int
+		statusWorkers  int
 		managerOptions ctrl.Options
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
@@ -133,6 +138,7 @@ func run() error {
 	flag.StringVar(&pprofAddr, "pprof-bind-address", "", "Address Go's pprof handlers (/debug/pprof/) bind to, e.g. 127.0.0.1:8082, for CPU and heap profiles; empty (the default) disables them. They are unauthenticated: bind them to localhost and reach them with kubectl port-forward.")
 	flag.Float64Var(&apiQPS, "kube-api-qps", -1, "Requests per second the manager's clients may send the API server on average (client-go's client-side limit, one bucket per client and resource type); negative (the default, as controller-runtime's): no client-side limit, the API server's priority and fairness decides. See docs/scale.md.")
 	flag.IntVar(&apiBurst, "kube-api-burst", 100, "With a positive --kube-api-qps: the requests the manager's clients may send in a burst above it.")
+	flag.IntVar(&statusWorkers, "status-workers", controllers.DefaultStatusWorkers, fmt.Sprintf("How many budgets the status controller computes and writes at once. Its passes wait on the API server, not the CPU: under a large drain too few keep budgets' statuses (and the reopens they show) seconds behind their pods. Between 1 and %d. See docs/scale.md.", maxStatusWorkers))
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
@@ -142,6 +148,9 @@ func run() error {
 	}
 	if reopenDelay < 0 || reopenDelay > maxReopenWriteDelay {
 		return fmt.Errorf("--reopen-write-delay must be between 0 and %s, got %s", maxReopenWriteDelay, reopenDelay)
+	}
+	if statusWorkers < 1 || statusWorkers > maxStatusWorkers {
+		return fmt.Errorf("--status-workers must be between 1 and %d, got %d", maxStatusWorkers, statusWorkers)
 	}
 	if reopenDelay > 0 && !enableWebhook {
 		return fmt.Errorf("--reopen-write-delay=%s needs --enable-webhook: a held status write is carried by the next grant of this process's webhook, and without it evictions would only be refused longer", reopenDelay)
@@ -226,7 +235,7 @@ func run() error {
 	// One gathering layer for the controllers and the webhook's
 	// recomputations of their statuses.
 	snapshots := controllers.NewGatherer(mgr, goneNodes)
-	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, ReopenWriteDelay: reopenDelay, QuietWriteDelay: quietWriteDelay(enableWebhook), OperatorNamespace: operatorNS, WebhookConfigName: certOptions.WebhookConfigName, GoneNodes: goneNodes, Versions: versions, Pending: pending, Snapshots: snapshots}); err != nil {
+	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, ReopenWriteDelay: reopenDelay, QuietWriteDelay: quietWriteDelay(enableWebhook), OperatorNamespace: operatorNS, WebhookConfigName: certOptions.WebhookConfigName, GoneNodes: goneNodes, Versions: versions, Pending: pending, Snapshots: snapshots, StatusWorkers: statusWorkers}); err != nil {
 		return err
 	}
 	if enableWebhook {

@@ -63,6 +63,9 @@ type Options struct {
 	// eviction webhook's recomputations with them (nil: a new one, over
 	// the manager's client, custom scales read live).
 	Snapshots *snapshot.Gatherer
+	// StatusWorkers is how many budgets the status controller passes at
+	// once (0: DefaultStatusWorkers).
+	StatusWorkers int
 }
 
 // NewGatherer is the controllers' gathering layer over mgr's cache, custom
@@ -113,6 +116,7 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 		Snapshots:         snapshots,
 		Passes:            passes,
 		Pending:           o.Pending,
+		Workers:           o.StatusWorkers,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the budget status controller: %w", err)
 	}

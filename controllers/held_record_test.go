@@ -20,11 +20,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -130,5 +132,70 @@ func TestFailedLiveReadOfAHeldRecordIsRetried(t *testing.T) {
 	}
 	if res.RequeueAfter <= 0 || res.RequeueAfter > 5*time.Second {
 		t.Errorf("after a failed live read the pass comes back after %v; want within 5s", res.RequeueAfter)
+	}
+}
+
+// togetherReader answers NotFound to each read once n reads are in flight at
+// once; a read that waits 5 s for the others fails, as a read of an API
+// server that does not answer.
+type togetherReader struct {
+	client.Reader
+	n       int
+	mu      sync.Mutex
+	arrived int
+	all     chan struct{}
+}
+
+func (r *togetherReader) Get(_ context.Context, key client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+	r.mu.Lock()
+	r.arrived++
+	if r.arrived == r.n {
+		close(r.all)
+	}
+	r.mu.Unlock()
+	select {
+	case <-r.all:
+		return apierrors.NewNotFound(corev1.Resource("pods"), key.Name)
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("reading %s: no answer (the other reads never came)", key)
+	}
+}
+
+// A pass that holds several records of gone pods confirms them with live
+// reads that go out together: under a large drain each read of a busy API
+// server takes hundreds of milliseconds, and one after another they kept a
+// budget's status seconds behind its pods. With reads that answer only when
+// all are in flight at once, the records are dropped in one pass.
+func TestLiveReadsOfOnePassGoOutTogether(t *testing.T) {
+	sts := builders.StatefulSet("web").Namespace(fakeNS).Replicas(6).PodLabels(map[string]string{"app": "web"}).Obj()
+	sts.UID = "sts-web"
+	var objs []client.Object
+	objs = append(objs, sts)
+	for i, z := range []string{"zone-a", "zone-a", "zone-b", "zone-b", "zone-c", "zone-c"} {
+		name := fmt.Sprintf("web-%d", i)
+		objs = append(objs, builders.Pod(name).Namespace(fakeNS).UID(types.UID("uid-"+name)).Labels(map[string]string{"app": "web"}).
+			ControlledBy(builders.RefTo(sts)).OnNode(nodeName(z, i%2)).Running().Ready().CreatedAt(fakeT0.Add(-time.Hour)).Obj())
+	}
+	// Three evicted pods, one per zone, gone from the cache with nothing
+	// missing: each record waits for a live read to confirm it gone.
+	var records []policyv1alpha1.DisruptedPod
+	for i, z := range []string{"zone-a", "zone-b", "zone-c"} {
+		name := fmt.Sprintf("web-%d", 7+i)
+		records = append(records, policyv1alpha1.DisruptedPod{Name: name, UID: types.UID("uid-" + name), Domain: z,
+			ControllerUID: sts.UID, Time: metav1.NewTime(fakeT0.Add(-5 * time.Second))})
+	}
+	tdb := created(zonedBudget("web", "web").ObservedGeneration(1).DisruptedPods(records...).Obj())
+	c := newFakeCluster(t, append(append(zoneNodes(2), objs...), tdb)...)
+	r := newBudgetReconciler(c, events.NewFakeRecorder(10), clocktesting.NewFakeClock(fakeT0))
+	r.LiveReader = &togetherReader{n: len(records), all: make(chan struct{})}
+
+	reconcileBudget(t, r, tdb.Name)
+
+	got := c.budgetNamed(t, tdb.Name)
+	if len(got.Status.DisruptedPods) > 0 {
+		t.Errorf("records still held after one pass: %+v; the live reads went out one at a time", got.Status.DisruptedPods)
+	}
+	if rows := rowsOf(got); !cmp.Equal(rows, []row{{"zone-a", 2, 2, 1, 1}, {"zone-b", 2, 2, 1, 1}, {"zone-c", 2, 2, 1, 1}}) {
+		t.Errorf("rows = %+v, want each zone whole with one to spare", rows)
 	}
 }

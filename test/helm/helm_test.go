@@ -32,6 +32,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -121,7 +122,7 @@ func helmRun(ctx context.Context, args ...string) string {
 
 // extraArgs are flags the install adds through the chart's extraArgs: the
 // manager run below with the installed flags must accept them.
-var extraArgs = []string{"--kube-api-qps=100", "--kube-api-burst=200", "--reopen-write-delay=1s"}
+var extraArgs = []string{"--kube-api-qps=100", "--kube-api-burst=200", "--reopen-write-delay=1s", "--status-workers=8"}
 
 func chartValues() []string {
 	repo, tag, _ := strings.Cut(testImage, ":v")
@@ -179,6 +180,10 @@ var _ = Describe("the Helm chart", Ordered, func() {
 			var lease coordinationv1.Lease
 			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "tdb-operator.policy.tdb.dev"}, &lease)).To(Succeed())
 			g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
+		}).Should(Succeed())
+		By("the status controller runs as many workers as --status-workers says")
+		Eventually(func(g Gomega) {
+			g.Expect(mgr.metrics()).To(ContainSubstring(`controller_runtime_max_concurrent_reconciles{controller="topologydisruptionbudget"} 8` + "\n"))
 		}).Should(Succeed())
 		log, err := os.ReadFile(mgr.logPath)
 		Expect(err).NotTo(HaveOccurred())
@@ -241,6 +246,7 @@ type manager struct {
 	cmd     *exec.Cmd
 	done    chan struct{}
 	readyz  string
+	metricz string
 	logPath string
 }
 
@@ -274,6 +280,7 @@ func startManager(user string, installed []string) *manager {
 	}
 	m := &manager{done: make(chan struct{}), logPath: filepath.Join(kwokenv.Root(), "bin", "cluster", "operator-"+clusterName+".log")}
 	m.readyz = "http://" + local["--health-probe-bind-address"] + "/readyz"
+	m.metricz = "http://" + local["--metrics-bind-address"] + "/metrics"
 	logf, err := os.Create(m.logPath)
 	Expect(err).NotTo(HaveOccurred())
 	m.cmd = exec.Command(bin, args...)
@@ -306,6 +313,23 @@ func (m *manager) ready() error {
 		return fmt.Errorf("readyz: %s", resp.Status)
 	}
 	return nil
+}
+
+// metrics returns what the manager's metrics endpoint serves.
+func (m *manager) metrics() (string, error) {
+	resp, err := http.Get(m.metricz) //nolint:noctx // a local scrape
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("metrics: %s", resp.Status)
+	}
+	return string(body), nil
 }
 
 func (m *manager) stop() {
