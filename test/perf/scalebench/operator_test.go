@@ -144,8 +144,9 @@ func (s *opSampler) finish() opFigures {
 }
 
 // operatorCounters reads the operator's status writes by writer, the status
-// controller's by what they change, and its webhook's decisions by decision
-// and reason.
+// controller's by what they change, its webhook's decisions by decision
+// and reason, and how many of the status controller's passes waited in its
+// queue (all, and those within a second).
 func operatorCounters(port int) (map[string]float64, error) {
 	out := map[string]float64{}
 	err := kwokenv.ScrapeMetrics(port, func(series string, v float64) {
@@ -156,13 +157,26 @@ func operatorCounters(port int) (map[string]float64, error) {
 			out["changes "+kwokenv.MetricLabel(series, "change")] += v
 		case strings.HasPrefix(series, "tdb_eviction_decisions_total{"):
 			out["decisions "+kwokenv.MetricLabel(series, "decision")+" "+kwokenv.MetricLabel(series, "reason")] += v
+		case kwokenv.MetricLabel(series, "name") != statusQueue:
+		case strings.HasPrefix(series, "workqueue_queue_duration_seconds_count{"):
+			out[queuedAll] += v
+		case strings.HasPrefix(series, "workqueue_queue_duration_seconds_bucket{") && kwokenv.MetricLabel(series, "le") == "1":
+			out[queuedWithin1s] += v
 		}
 	})
 	return out, err
 }
 
+// The status controller's work queue, and operatorCounters' keys for it.
+const (
+	statusQueue    = "topologydisruptionbudget"
+	queuedAll      = "queue status passes"
+	queuedWithin1s = "queue status passes within 1s"
+)
+
 // apiRequests reads the API server's apiserver_request_total by verb and
-// resource ("PUT topologydisruptionbudgets/status").
+// resource ("PUT topologydisruptionbudgets/status"), and the seconds they
+// took (apiserver_request_duration_seconds_sum, under "seconds PUT ...").
 func apiRequests(ctx context.Context, cs kubernetes.Interface) (map[string]float64, error) {
 	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
@@ -170,17 +184,25 @@ func apiRequests(ctx context.Context, cs kubernetes.Interface) (map[string]float
 	}
 	out := map[string]float64{}
 	err = kwokenv.EachSeries(bytes.NewReader(raw), func(series string, v float64) {
-		if !strings.HasPrefix(series, "apiserver_request_total{") {
+		prefix := ""
+		switch {
+		case strings.HasPrefix(series, "apiserver_request_total{"):
+		case strings.HasPrefix(series, "apiserver_request_duration_seconds_sum{"):
+			prefix = apiSeconds
+		default:
 			return
 		}
 		res := kwokenv.MetricLabel(series, "resource")
 		if sub := kwokenv.MetricLabel(series, "subresource"); sub != "" {
 			res += "/" + sub
 		}
-		out[kwokenv.MetricLabel(series, "verb")+" "+res] += v
+		out[prefix+kwokenv.MetricLabel(series, "verb")+" "+res] += v
 	})
 	return out, err
 }
+
+// apiSeconds prefixes apiRequests' keys of the seconds requests took.
+const apiSeconds = "seconds "
 
 // profile fetches a pprof profile of the operator into path.
 func profile(ctx context.Context, port int, what, path string) error {

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -49,7 +50,8 @@ import (
 // workload's pod it measures the workload's unavailable pods per zone (the
 // TDB rule) or in all (the PDB rule) and compares them with what the budget
 // allows. It reads nothing the operator computes: only, for the status lag,
-// the budget's status as the API server serves it.
+// the budget's status as the API server serves it (a TDB's healthy pods per
+// zone; a PDB's, which core's disruption controller writes, per workload).
 //
 // A zone's expected pods are the workload's pods scheduled there plus the
 // missing ones attributed to it (design.md §3): a pod deleted from a zone is
@@ -158,12 +160,16 @@ type watcher struct {
 	// candidates are the evictions that left their zone over budget.
 	candidates []candidate
 
-	// The status lag (TDB system only).
+	// The status lag: healthy pods per domain (a TDB's zone, a PDB's
+	// workload: zone "") against the budget's status.
 	statuses   map[types.NamespacedName]*policyv1alpha1.TopologyDisruptionBudgetStatus
 	healthy    map[lagKey]int
 	pending    map[lagKey][]pendingLag
 	lags       []time.Duration
 	measureLag bool
+	// pdbHealthy are the PodDisruptionBudgets' healthy pods as their
+	// statuses show them (the status lag of core's system, per workload).
+	pdbHealthy map[types.NamespacedName]int
 	// traces keep each domain's last pod and status changes; slow the
 	// lags over slowLagMin with theirs.
 	traces map[lagKey][]string
@@ -173,7 +179,8 @@ type watcher struct {
 func newWatcher(scale *kwokenv.Scale, rules map[string]*rule, measureLag bool) *watcher {
 	w := &watcher{zoneOf: map[string]string{}, workloads: map[string]*workload{}, events: make(chan func(), 100000),
 		statuses: map[types.NamespacedName]*policyv1alpha1.TopologyDisruptionBudgetStatus{},
-		healthy:  map[lagKey]int{}, pending: map[lagKey][]pendingLag{}, measureLag: measureLag, traces: map[lagKey][]string{}}
+		healthy:  map[lagKey]int{}, pending: map[lagKey][]pendingLag{}, measureLag: measureLag, traces: map[lagKey][]string{},
+		pdbHealthy: map[types.NamespacedName]int{}}
 	for _, sw := range scale.Workloads {
 		r := rules[sw.Namespace+"/"+sw.Name]
 		if r == nil {
@@ -251,6 +258,21 @@ func (w *watcher) run(ctx context.Context, cs kubernetes.Interface, tdbCache cac
 			w.events <- func() { w.statusEvent(at, key, st, rv) }
 		}
 		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: onTDB, UpdateFunc: func(_, n any) { onTDB(n) }}); err != nil {
+			return err
+		}
+	}
+	if w.measureLag {
+		onPDB := func(o any) {
+			p, ok := o.(*policyv1.PodDisruptionBudget)
+			if !ok {
+				return
+			}
+			at := time.Now()
+			key, healthy, rv := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, int(p.Status.CurrentHealthy), p.ResourceVersion
+			w.events <- func() { w.pdbEvent(at, key, healthy, rv) }
+		}
+		if _, err := pf.Policy().V1().PodDisruptionBudgets().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc: onPDB, UpdateFunc: func(_, n any) { onPDB(n) }}); err != nil {
 			return err
 		}
 	}
@@ -490,6 +512,9 @@ func (w *watcher) check(at time.Time, wl *workload, evicted, pod string) {
 			over = append(over, fmt.Sprintf("%d of %d unavailable, %d allowed", u, total, a))
 			blame = evicted != ""
 		}
+		if w.measureLag && !w.start.IsZero() {
+			w.lagPod(at, lagKey{wl.ns, wl.app, ""}, totalHealthy, pod)
+		}
 	}
 	sig := strings.Join(over, "; ")
 	if !w.start.IsZero() {
@@ -592,7 +617,9 @@ func (w *watcher) lagPod(at time.Time, k lagKey, healthy int, pod string) {
 		return
 	}
 	w.trace(k, at, fmt.Sprintf("pods: %d healthy (%s)", healthy, cmp.Or(pod, "records")))
-	if st := w.statuses[types.NamespacedName{Namespace: k.ns, Name: k.name}]; st != nil && domainHealthy(st, k.zone) == healthy {
+	key := types.NamespacedName{Namespace: k.ns, Name: k.name}
+	shown, isPDB := w.pdbHealthy[key]
+	if st := w.statuses[key]; (st != nil && domainHealthy(st, k.zone) == healthy) || (k.zone == "" && isPDB && shown == healthy) {
 		w.resolve(k, at)
 		w.lags = append(w.lags, 0)
 		return
@@ -620,6 +647,20 @@ func (w *watcher) statusEvent(at time.Time, key types.NamespacedName, st *policy
 		if h, ok := w.healthy[k]; ok && int(d.CurrentHealthy) == h {
 			w.resolve(k, at)
 		}
+	}
+}
+
+// pdbEvent takes a new status of a PodDisruptionBudget (core's system): it
+// resolves the workload's pending events when its healthy pods agree.
+func (w *watcher) pdbEvent(at time.Time, key types.NamespacedName, healthy int, rv string) {
+	w.pdbHealthy[key] = healthy
+	if w.workloads[key.Namespace+"/"+key.Name] == nil || w.start.IsZero() {
+		return
+	}
+	k := lagKey{key.Namespace, key.Name, ""}
+	w.trace(k, at, fmt.Sprintf("status %s: %d healthy", rv, healthy))
+	if h, ok := w.healthy[k]; ok && h == healthy {
+		w.resolve(k, at)
 	}
 }
 
