@@ -71,8 +71,8 @@ const leaderElectionID = "tdb-operator.policy.tdb.dev"
 // replicas refusing for that long after a domain reopened.
 const maxReopenWriteDelay = time.Minute
 
-// maxStatusWorkers bounds --status-workers: each worker may hold a request
-// to the API server.
+// maxStatusWorkers bounds --status-workers: each worker may hold a status
+// write to the API server (the live reads of all of them share 16 slots).
 const maxStatusWorkers = 256
 
 // quietWriteDelay is how long the status controller may hold a write that

@@ -199,3 +199,66 @@ func TestLiveReadsOfOnePassGoOutTogether(t *testing.T) {
 		t.Errorf("rows = %+v, want each zone whole with one to spare", rows)
 	}
 }
+
+// inFlightReader answers NotFound after a moment and keeps the most reads
+// it had in flight at once.
+type inFlightReader struct {
+	client.Reader
+	mu             sync.Mutex
+	inFlight, most int
+}
+
+func (r *inFlightReader) Get(_ context.Context, key client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+	r.mu.Lock()
+	r.inFlight++
+	r.most = max(r.most, r.inFlight)
+	r.mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	r.mu.Lock()
+	r.inFlight--
+	r.mu.Unlock()
+	return apierrors.NewNotFound(corev1.Resource("pods"), key.Name)
+}
+
+// However many records a pass confirms, and however many passes run, the
+// status controller's live reads in flight stay within liveReads: a drain
+// that leaves hundreds of records must not flood the API server the
+// eviction webhook is waiting on.
+func TestLiveReadsInFlightAreBounded(t *testing.T) {
+	sts := builders.StatefulSet("web").Namespace(fakeNS).Replicas(0).PodLabels(map[string]string{"app": "web"}).Obj()
+	sts.UID = "sts-web"
+	reader := &inFlightReader{}
+	var wg sync.WaitGroup
+	// Three budgets of one reconciler, each with three times liveReads
+	// records of gone pods, passed at once.
+	c := newFakeCluster(t, append(zoneNodes(2), sts)...)
+	r := newBudgetReconciler(c, events.NewFakeRecorder(100), clocktesting.NewFakeClock(fakeT0))
+	r.LiveReader = reader
+	for _, name := range []string{"web-1", "web-2", "web-3"} {
+		var records []policyv1alpha1.DisruptedPod
+		for i := range 3 * liveReads {
+			pod := fmt.Sprintf("%s-%d", name, i)
+			records = append(records, policyv1alpha1.DisruptedPod{Name: pod, UID: types.UID("uid-" + pod), Domain: "zone-a",
+				ControllerUID: sts.UID, Time: metav1.NewTime(fakeT0.Add(-5 * time.Second))})
+		}
+		if err := c.Create(context.Background(), created(zonedBudget(name, "web").ObservedGeneration(1).DisruptedPods(records...).Obj())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"web-1", "web-2", "web-3"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reconcileBudget(t, r, name)
+		}()
+	}
+	wg.Wait()
+	if reader.most > liveReads {
+		t.Errorf("%d live reads in flight at once, want at most %d", reader.most, liveReads)
+	}
+	for _, name := range []string{"web-1", "web-2", "web-3"} {
+		if got := c.budgetNamed(t, name).Status.DisruptedPods; len(got) > 0 {
+			t.Errorf("%s: %d records still held after its pass; every pod was gone", name, len(got))
+		}
+	}
+}

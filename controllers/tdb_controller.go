@@ -19,7 +19,6 @@ limitations under the License.
 package controllers
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -70,8 +69,10 @@ const conflictRetry = 250 * time.Millisecond
 // status lag p99 at 4.5-8 s (docs/scale.md).
 const DefaultStatusWorkers = 16
 
-// liveReads bounds the live reads of one pass in flight at once.
-const liveReads = 8
+// liveReads bounds the status controller's live reads in flight at once,
+// all its workers together: as many as the default workers, one each,
+// could send before the reads of a pass went out together.
+const liveReads = DefaultStatusWorkers
 
 // liveReadRetry is how soon a pass whose live read of a held eviction record
 // failed is run again: the record holds its domain's allowance until a read
@@ -139,9 +140,20 @@ type BudgetReconciler struct {
 	// DefaultStatusWorkers).
 	Workers int
 
-	holds      reopenHolds
-	sightings  recordSightings
-	ownPending budgetstatus.Pending
+	holds     reopenHolds
+	sightings recordSightings
+	// liveSlots bound the live reads in flight (liveReads).
+	liveSlots     chan struct{}
+	liveSlotsOnce sync.Once
+	ownPending    budgetstatus.Pending
+}
+
+// workers is Workers, or DefaultStatusWorkers if not positive.
+func (r *BudgetReconciler) workers() int {
+	if r.Workers > 0 {
+		return r.Workers
+	}
+	return DefaultStatusWorkers
 }
 
 func (r *BudgetReconciler) pending() *budgetstatus.Pending {
@@ -485,21 +497,18 @@ func (r *BudgetReconciler) confirmRecords(ctx context.Context, ns string, expire
 	if r.LiveReader == nil {
 		return out, nil
 	}
-	// The reads go out together (at most liveReads at once): a budget
-	// whose drain left several records waits for one round trip to a busy
-	// API server, not one per record.
+	// The reads go out together: a budget whose drain left several
+	// records waits for one round trip to a busy API server, not one per
+	// record. All passes share liveReads slots.
 	var (
 		mu   sync.Mutex
 		errs []error
 		wg   sync.WaitGroup
-		sem  = make(chan struct{}, liveReads)
 	)
 	check := func(rec policyv1alpha1.DisruptedPod, judge func(*corev1.Pod)) {
 		defer wg.Done()
-		sem <- struct{}{}
-		defer func() { <-sem }()
 		var pod corev1.Pod
-		err := r.LiveReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: rec.Name}, &pod)
+		err := r.readLive(ctx, client.ObjectKey{Namespace: ns, Name: rec.Name}, &pod)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -534,6 +543,25 @@ func (r *BudgetReconciler) confirmRecords(ctx context.Context, ns string, expire
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
+}
+
+// readLive reads obj from the API server in one of the controller's
+// liveReads slots. A panic of the read is returned as an error, as
+// controller-runtime returns one of a pass.
+func (r *BudgetReconciler) readLive(ctx context.Context, key client.ObjectKey, obj client.Object) (err error) {
+	r.liveSlotsOnce.Do(func() { r.liveSlots = make(chan struct{}, liveReads) })
+	select {
+	case r.liveSlots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-r.liveSlots }()
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic reading %s: %v", key, p)
+		}
+	}()
+	return r.LiveReader.Get(ctx, key, obj)
 }
 
 // notEnforced says why the budget is not enforced, or "".
@@ -617,7 +645,7 @@ func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&policyv1alpha1.TopologyDisruptionBudget{}).
 		Named("topologydisruptionbudget").
-		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(r.Workers, DefaultStatusWorkers)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers()}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.touching(r.budgetsForPod)),
 			builder.WithPredicates(podChanged{})).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.touching(r.budgetsForNode)),
