@@ -251,6 +251,9 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	// The events read by this pass: its status, once current, is not
 	// behind them (budgetstatus.Pending).
 	events := r.pending().Begin(req.NamespacedName)
+	// For the debug log: how long the pass computed, and its write took
+	// (a status behind its pods is one or the other, or a cache behind).
+	passStart := time.Now()
 	now := r.Clock.Now()
 	seen := r.sightings.see(req.NamespacedName, tdb.Status.DisruptedPods, now)
 	current := make(map[budget.RecordKey]bool, len(seen))
@@ -332,6 +335,7 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			return out, nil
 		}
 	}
+	writeStart := time.Now()
 	written, err := r.status().Update(ctx, &tdb, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
 		base.Status = *next
 		return base, nil
@@ -351,7 +355,8 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if v := logger.V(1); v.Enabled() {
 		v.Info("budget status updated", "tdb", klog.KObj(&tdb),
 			"expected", next.ExpectedPods, "healthy", next.CurrentHealthy, "allowed", next.DisruptionsAllowed,
-			"domains", domainsLine(next), "records", recordsLine(next), "resourceVersion", tdb.ResourceVersion)
+			"domains", domainsLine(next), "records", recordsLine(next), "resourceVersion", tdb.ResourceVersion,
+			"computeTook", writeStart.Sub(passStart).String(), "writeTook", time.Since(writeStart).String())
 	}
 	exportAllowances(&tdb)
 	r.pending().Done(req.NamespacedName, events)
