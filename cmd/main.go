@@ -72,7 +72,8 @@ const leaderElectionID = "tdb-operator.policy.tdb.dev"
 const maxReopenWriteDelay = time.Minute
 
 // maxStatusWorkers bounds --status-workers: each worker may hold a status
-// write to the API server (the live reads of all of them share 16 slots).
+// write to the API server, and 8 live reads (all of them together at most
+// 128: controllers.liveReads).
 const maxStatusWorkers = 256
 
 // quietWriteDelay is how long the status controller may hold a write that

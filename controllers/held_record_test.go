@@ -221,44 +221,58 @@ func (r *inFlightReader) Get(_ context.Context, key client.ObjectKey, _ client.O
 }
 
 // However many records a pass confirms, and however many passes run, the
-// status controller's live reads in flight stay within liveReads: a drain
-// that leaves hundreds of records must not flood the API server the
+// status controller's live reads in flight stay within bounds: a pass's
+// within liveReadsPerPass, all passes' within the controller's limit. A
+// drain that leaves hundreds of records must not flood the API server the
 // eviction webhook is waiting on.
 func TestLiveReadsInFlightAreBounded(t *testing.T) {
-	sts := builders.StatefulSet("web").Namespace(fakeNS).Replicas(0).PodLabels(map[string]string{"app": "web"}).Obj()
-	sts.UID = "sts-web"
-	reader := &inFlightReader{}
-	var wg sync.WaitGroup
-	// Three budgets of one reconciler, each with three times liveReads
-	// records of gone pods, passed at once.
-	c := newFakeCluster(t, append(zoneNodes(2), sts)...)
-	r := newBudgetReconciler(c, events.NewFakeRecorder(100), clocktesting.NewFakeClock(fakeT0))
-	r.LiveReader = reader
-	for _, name := range []string{"web-1", "web-2", "web-3"} {
-		var records []policyv1alpha1.DisruptedPod
-		for i := range 3 * liveReads {
-			pod := fmt.Sprintf("%s-%d", name, i)
-			records = append(records, policyv1alpha1.DisruptedPod{Name: pod, UID: types.UID("uid-" + pod), Domain: "zone-a",
-				ControllerUID: sts.UID, Time: metav1.NewTime(fakeT0.Add(-5 * time.Second))})
-		}
-		if err := c.Create(context.Background(), created(zonedBudget(name, "web").ObservedGeneration(1).DisruptedPods(records...).Obj())); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, name := range []string{"web-1", "web-2", "web-3"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reconcileBudget(t, r, name)
-		}()
-	}
-	wg.Wait()
-	if reader.most > liveReads {
-		t.Errorf("%d live reads in flight at once, want at most %d", reader.most, liveReads)
-	}
-	for _, name := range []string{"web-1", "web-2", "web-3"} {
-		if got := c.budgetNamed(t, name).Status.DisruptedPods; len(got) > 0 {
-			t.Errorf("%s: %d records still held after its pass; every pod was gone", name, len(got))
-		}
+	for _, tc := range []struct {
+		name           string
+		budgets, limit int
+		want           int
+	}{
+		{name: "one pass", budgets: 1, want: liveReadsPerPass},
+		{name: "three passes, all passes' limit 10", budgets: 3, limit: 10, want: 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sts := builders.StatefulSet("web").Namespace(fakeNS).Replicas(0).PodLabels(map[string]string{"app": "web"}).Obj()
+			sts.UID = "sts-web"
+			reader := &inFlightReader{}
+			c := newFakeCluster(t, append(zoneNodes(2), sts)...)
+			r := newBudgetReconciler(c, events.NewFakeRecorder(100), clocktesting.NewFakeClock(fakeT0))
+			r.LiveReader, r.liveReadsLimit = reader, tc.limit
+			var names []string
+			for b := range tc.budgets {
+				name := fmt.Sprintf("web-%d", b)
+				names = append(names, name)
+				// Six times a pass's bound of records of gone pods.
+				var records []policyv1alpha1.DisruptedPod
+				for i := range 6 * liveReadsPerPass {
+					pod := fmt.Sprintf("%s-%d", name, i)
+					records = append(records, policyv1alpha1.DisruptedPod{Name: pod, UID: types.UID("uid-" + pod), Domain: "zone-a",
+						ControllerUID: sts.UID, Time: metav1.NewTime(fakeT0.Add(-5 * time.Second))})
+				}
+				if err := c.Create(context.Background(), created(zonedBudget(name, "web").ObservedGeneration(1).DisruptedPods(records...).Obj())); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var wg sync.WaitGroup
+			for _, name := range names {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					reconcileBudget(t, r, name)
+				}()
+			}
+			wg.Wait()
+			if reader.most > tc.want {
+				t.Errorf("%d live reads in flight at once, want at most %d", reader.most, tc.want)
+			}
+			for _, name := range names {
+				if got := c.budgetNamed(t, name).Status.DisruptedPods; len(got) > 0 {
+					t.Errorf("%s: %d records still held after its pass; every pod was gone", name, len(got))
+				}
+			}
+		})
 	}
 }
