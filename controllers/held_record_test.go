@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,20 +99,26 @@ func (failingReader) Get(context.Context, client.ObjectKey, client.Object, ...cl
 	return errors.New("connection refused")
 }
 
-// A record the controller would drop (its pod is gone from the cache and
-// nothing is missing) is held until a live read confirms its pod gone. When
-// that read fails, the pass must come back soon: no pod event may follow,
-// and the held record keeps a domain one short until it is confirmed.
-func TestFailedLiveReadOfAHeldRecordIsRetried(t *testing.T) {
+// wholeWeb is a StatefulSet web of six Ready pods, two per zone, none
+// missing: the StatefulSet first, then its pods.
+func wholeWeb() (*appsv1.StatefulSet, []client.Object) {
 	sts := builders.StatefulSet("web").Namespace(fakeNS).Replicas(6).PodLabels(map[string]string{"app": "web"}).Obj()
 	sts.UID = "sts-web"
-	var objs []client.Object
-	objs = append(objs, sts)
+	objs := []client.Object{sts}
 	for i, z := range []string{"zone-a", "zone-a", "zone-b", "zone-b", "zone-c", "zone-c"} {
 		name := fmt.Sprintf("web-%d", i)
 		objs = append(objs, builders.Pod(name).Namespace(fakeNS).UID(types.UID("uid-"+name)).Labels(map[string]string{"app": "web"}).
 			ControlledBy(builders.RefTo(sts)).OnNode(nodeName(z, i%2)).Running().Ready().CreatedAt(fakeT0.Add(-time.Hour)).Obj())
 	}
+	return sts, objs
+}
+
+// A record the controller would drop (its pod is gone from the cache and
+// nothing is missing) is held until a live read confirms its pod gone. When
+// that read fails, the pass must come back soon: no pod event may follow,
+// and the held record keeps a domain one short until it is confirmed.
+func TestFailedLiveReadOfAHeldRecordIsRetried(t *testing.T) {
+	sts, objs := wholeWeb()
 	// web-9 was evicted from zone-a; the cache no longer shows it, and
 	// nothing is missing: the record would be dropped once confirmed.
 	tdb := created(zonedBudget("web", "web").ObservedGeneration(1).DisruptedPods(policyv1alpha1.DisruptedPod{
@@ -167,15 +174,7 @@ func (r *togetherReader) Get(_ context.Context, key client.ObjectKey, _ client.O
 // budget's status seconds behind its pods. With reads that answer only when
 // all are in flight at once, the records are dropped in one pass.
 func TestLiveReadsOfOnePassGoOutTogether(t *testing.T) {
-	sts := builders.StatefulSet("web").Namespace(fakeNS).Replicas(6).PodLabels(map[string]string{"app": "web"}).Obj()
-	sts.UID = "sts-web"
-	var objs []client.Object
-	objs = append(objs, sts)
-	for i, z := range []string{"zone-a", "zone-a", "zone-b", "zone-b", "zone-c", "zone-c"} {
-		name := fmt.Sprintf("web-%d", i)
-		objs = append(objs, builders.Pod(name).Namespace(fakeNS).UID(types.UID("uid-"+name)).Labels(map[string]string{"app": "web"}).
-			ControlledBy(builders.RefTo(sts)).OnNode(nodeName(z, i%2)).Running().Ready().CreatedAt(fakeT0.Add(-time.Hour)).Obj())
-	}
+	sts, objs := wholeWeb()
 	// Three evicted pods, one per zone, gone from the cache with nothing
 	// missing: each record waits for a live read to confirm it gone.
 	var records []policyv1alpha1.DisruptedPod

@@ -448,7 +448,7 @@ func (b *bench) turn(ctx context.Context, round int, sys string) (*system, error
 		b.drained[n] = true
 	}
 
-	w := newWatcher(b.scale, rulesOf(b.scale, sys), true)
+	w := newWatcher(b.scale, rulesOf(b.scale, sys))
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	if err := w.run(wctx, b.cs, b.tdbCache, prefix); err != nil {

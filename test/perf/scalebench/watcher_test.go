@@ -162,11 +162,10 @@ type watcher struct {
 
 	// The status lag: healthy pods per domain (a TDB's zone, a PDB's
 	// workload: zone "") against the budget's status.
-	statuses   map[types.NamespacedName]*policyv1alpha1.TopologyDisruptionBudgetStatus
-	healthy    map[lagKey]int
-	pending    map[lagKey][]pendingLag
-	lags       []time.Duration
-	measureLag bool
+	statuses map[types.NamespacedName]*policyv1alpha1.TopologyDisruptionBudgetStatus
+	healthy  map[lagKey]int
+	pending  map[lagKey][]pendingLag
+	lags     []time.Duration
 	// pdbHealthy are the PodDisruptionBudgets' healthy pods as their
 	// statuses show them (the status lag of core's system, per workload).
 	pdbHealthy map[types.NamespacedName]int
@@ -176,10 +175,10 @@ type watcher struct {
 	slow   []slowLag
 }
 
-func newWatcher(scale *kwokenv.Scale, rules map[string]*rule, measureLag bool) *watcher {
+func newWatcher(scale *kwokenv.Scale, rules map[string]*rule) *watcher {
 	w := &watcher{zoneOf: map[string]string{}, workloads: map[string]*workload{}, events: make(chan func(), 100000),
 		statuses: map[types.NamespacedName]*policyv1alpha1.TopologyDisruptionBudgetStatus{},
-		healthy:  map[lagKey]int{}, pending: map[lagKey][]pendingLag{}, measureLag: measureLag, traces: map[lagKey][]string{},
+		healthy:  map[lagKey]int{}, pending: map[lagKey][]pendingLag{}, traces: map[lagKey][]string{},
 		pdbHealthy: map[types.NamespacedName]int{}}
 	for _, sw := range scale.Workloads {
 		r := rules[sw.Namespace+"/"+sw.Name]
@@ -242,7 +241,7 @@ func (w *watcher) run(ctx context.Context, cs kubernetes.Interface, tdbCache cac
 			onPod(o)
 		},
 	})
-	if tdbCache != nil && w.measureLag {
+	if tdbCache != nil {
 		inf, err := tdbCache.GetInformer(ctx, &policyv1alpha1.TopologyDisruptionBudget{})
 		if err != nil {
 			return err
@@ -261,20 +260,18 @@ func (w *watcher) run(ctx context.Context, cs kubernetes.Interface, tdbCache cac
 			return err
 		}
 	}
-	if w.measureLag {
-		onPDB := func(o any) {
-			p, ok := o.(*policyv1.PodDisruptionBudget)
-			if !ok {
-				return
-			}
-			at := time.Now()
-			key, healthy, rv := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, int(p.Status.CurrentHealthy), p.ResourceVersion
-			w.events <- func() { w.pdbEvent(at, key, healthy, rv) }
+	onPDB := func(o any) {
+		p, ok := o.(*policyv1.PodDisruptionBudget)
+		if !ok {
+			return
 		}
-		if _, err := pf.Policy().V1().PodDisruptionBudgets().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc: onPDB, UpdateFunc: func(_, n any) { onPDB(n) }}); err != nil {
-			return err
-		}
+		at := time.Now()
+		key, healthy, rv := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, int(p.Status.CurrentHealthy), p.ResourceVersion
+		w.events <- func() { w.pdbEvent(at, key, healthy, rv) }
+	}
+	if _, err := pf.Policy().V1().PodDisruptionBudgets().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: onPDB, UpdateFunc: func(_, n any) { onPDB(n) }}); err != nil {
+		return err
 	}
 	f.Start(ctx.Done())
 	f.WaitForCacheSync(ctx.Done())
@@ -500,7 +497,7 @@ func (w *watcher) check(at time.Time, wl *workload, evicted, pod string) {
 			over = append(over, fmt.Sprintf("%d zones disrupted, %d allowed", disrupted, wl.rule.maxDisrupted))
 			blame = blame || evicted != ""
 		}
-		if w.measureLag && !w.start.IsZero() {
+		if !w.start.IsZero() {
 			for _, z := range zones {
 				w.lagPod(at, lagKey{wl.ns, wl.app, z}, healthy[z], pod)
 			}
@@ -512,7 +509,7 @@ func (w *watcher) check(at time.Time, wl *workload, evicted, pod string) {
 			over = append(over, fmt.Sprintf("%d of %d unavailable, %d allowed", u, total, a))
 			blame = evicted != ""
 		}
-		if w.measureLag && !w.start.IsZero() {
+		if !w.start.IsZero() {
 			w.lagPod(at, lagKey{wl.ns, wl.app, ""}, totalHealthy, pod)
 		}
 	}
