@@ -745,6 +745,16 @@ func (r *BudgetReconciler) budgetsForLabels(ctx context.Context, ns string, set 
 func (r *BudgetReconciler) budgetsForPod(ctx context.Context, obj client.Object) []reconcile.Request {
 	set := map[types.NamespacedName]struct{}{}
 	r.budgetsForLabels(ctx, obj.GetNamespace(), obj.GetLabels(), set)
+	if v := log.FromContext(ctx).V(2); v.Enabled() {
+		// When the cache learnt of a pod's change, against when its
+		// budget's status showed it (the status lag's other half).
+		ready := corev1.ConditionUnknown
+		if pod, ok := obj.(*corev1.Pod); ok {
+			ready = readyOf(pod)
+		}
+		v.Info("pod event", "pod", klog.KObj(obj), "ready", ready, "deleting", obj.GetDeletionTimestamp() != nil,
+			"resourceVersion", obj.GetResourceVersion(), "budgets", len(set))
+	}
 	return toRequests(set)
 }
 

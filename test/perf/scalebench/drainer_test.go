@@ -22,6 +22,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -106,6 +107,9 @@ func newDrainer(kubeconfig string, retry time.Duration) (*drainer, error) {
 		return nil, err
 	}
 	cfg.QPS, cfg.Burst = 2000, 4000
+	// Connections of their own (ownConnections): the drains' requests do
+	// not share the watcher's.
+	ownConnections(cfg)
 	d := &drainer{retry: retry, transport: &timedTransport{}}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		d.transport.next = rt
@@ -115,6 +119,20 @@ func newDrainer(kubeconfig string, retry time.Duration) (*drainer, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// ownConnections gives the clients built from cfg connections to the API
+// server of their own. client-go shares one HTTP/2 connection among the
+// clients of a process with the same TLS settings: without it, the 100
+// drains' requests (evictions, and a read of each evicted pod every second
+// until it is gone) would share the watcher's connection, and a measuring
+// instrument should not wait behind the load it measures. (It was not what
+// delayed the watcher's status events at the drain's peak: kubectl, watching
+// the budgets from a process of its own, received them at the same moments;
+// docs/scale.md, *Where the status lag goes*.) A dial function of its own
+// makes the config's transport its own.
+func ownConnections(cfg *rest.Config) {
+	cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 }
 
 // nodeDrain is how one node's drain went.

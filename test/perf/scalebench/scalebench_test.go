@@ -322,6 +322,8 @@ func run(ctx context.Context, cfg config) ([]string, error) {
 		return nil, err
 	}
 	restCfg.QPS, restCfg.Burst = 200, 400
+	// The watcher's connections are its own, not the drains'.
+	ownConnections(restCfg)
 	if b.cs, err = kubernetes.NewForConfig(restCfg); err != nil {
 		return nil, err
 	}
@@ -587,7 +589,7 @@ func (b *bench) turn(ctx context.Context, round int, sys string) (*system, error
 	}
 	s.lags, s.StatusLagUnresolved = wr.Lags, wr.Unresolved
 	if len(wr.Slowest) > 0 {
-		b.writeSlowLags(round, sys, wr.Slowest)
+		b.writeSlowLags(round, sys, wr.Armed, wr.Slowest)
 	}
 	stopWatch()
 	if err := <-profDone; err != nil {
@@ -623,10 +625,11 @@ func (b *bench) turn(ctx context.Context, round int, sys string) (*system, error
 // writeSlowLags writes the turn's slowest status lags, each with what the
 // watcher saw of its domain, to the log directory: evidence to read against
 // the operator's log.
-func (b *bench) writeSlowLags(round int, sys string, slow []slowLag) {
+func (b *bench) writeSlowLags(round int, sys string, armed time.Time, slow []slowLag) {
 	var out strings.Builder
-	fmt.Fprintf(&out, "The %d slowest status lags of round %d (%s), longest first. Times are seconds since the watcher was armed;\n"+
-		"a lag runs from a pod event that changed a domain's healthy pods to the first status showing that number.\n", len(slow), round+1, sys)
+	fmt.Fprintf(&out, "The %d slowest status lags of round %d (%s), longest first. Times are seconds since the watcher was armed (%s),\n"+
+		"when it received each event; a lag runs from a pod event that changed a domain's healthy pods to the first status showing that number.\n",
+		len(slow), round+1, sys, armed.UTC().Format(time.RFC3339Nano))
 	for _, l := range slow {
 		fmt.Fprintf(&out, "\n%s: %.3fs from %.3fs\n", l.Domain, l.Lag.Seconds(), l.At.Seconds())
 		for _, t := range l.Trace {

@@ -705,6 +705,9 @@ type watchReport struct {
 	// Slowest are the longest lags over slowLagMin, longest first, with
 	// their domains' traces.
 	Slowest []slowLag
+	// Armed is when the watcher was armed: the traces' zero, to read them
+	// against the operator's and the API server's logs.
+	Armed time.Time
 }
 
 // report judges the candidates against the eviction calls (their send
@@ -721,7 +724,7 @@ func (w *watcher) report(calls []evictionCall) watchReport {
 	w.events <- func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		r := watchReport{Checked: w.checked, Excesses: w.excesses, Lags: append([]time.Duration(nil), w.lags...)}
+		r := watchReport{Checked: w.checked, Excesses: w.excesses, Lags: append([]time.Duration(nil), w.lags...), Armed: w.start}
 		for _, c := range w.candidates {
 			// The last allowed call for the pod before its deletion; none
 			// (deleted otherwise): judged at the deletion alone.
