@@ -742,12 +742,16 @@ func (r *BudgetReconciler) budgetsForLabels(ctx context.Context, ns string, set 
 	matchingBudgets(ctx, r.Snapshots, ns, set, into, nil)
 }
 
+// podEventLog logs the pod changes the status controller maps, at level 2.
+var podEventLog = ctrl.Log.WithName("topologydisruptionbudget")
+
 func (r *BudgetReconciler) budgetsForPod(ctx context.Context, obj client.Object) []reconcile.Request {
 	set := map[types.NamespacedName]struct{}{}
 	r.budgetsForLabels(ctx, obj.GetNamespace(), obj.GetLabels(), set)
-	if v := log.FromContext(ctx).V(2); v.Enabled() {
-		// When the cache learnt of a pod's change, against when its
-		// budget's status showed it (the status lag's other half).
+	if v := podEventLog.V(2); v.Enabled() {
+		// When the operator's cache saw a pod change, to read against the
+		// audit log's patch of the pod and its budget's status writes. An
+		// update passes both its objects here, the old one first.
 		ready := corev1.ConditionUnknown
 		if pod, ok := obj.(*corev1.Pod); ok {
 			ready = readyOf(pod)

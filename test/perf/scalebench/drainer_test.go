@@ -129,8 +129,9 @@ func newDrainer(kubeconfig string, retry time.Duration) (*drainer, error) {
 // instrument should not wait behind the load it measures. (It was not what
 // delayed the watcher's status events at the drain's peak: kubectl, watching
 // the budgets from a process of its own, received them at the same moments;
-// docs/scale.md, *Where the status lag goes*.) A dial function of its own
-// makes the config's transport its own.
+// docs/scale.md, *Where the status lag goes*.) With a dial function set,
+// each client built from cfg gets a transport of its own: rest wraps Dial
+// in a new DialHolder, part of the key of client-go's transport cache.
 func ownConnections(cfg *rest.Config) {
 	cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 }
