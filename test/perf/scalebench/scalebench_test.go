@@ -246,9 +246,12 @@ type system struct {
 	StatusPassesQueuedOver1s int `json:"status_passes_queued_over_1s,omitempty"`
 	// The API server's mean latency of some requests
 	// (apiserver_request_duration_seconds), in milliseconds.
-	APIMeanMS   map[string]float64 `json:"api_mean_latency_ms,omitempty"`
-	CPUProfile  string             `json:"cpu_profile,omitempty"`
-	HeapProfile string             `json:"heap_profile,omitempty"`
+	APIMeanMS map[string]float64 `json:"api_mean_latency_ms,omitempty"`
+	// Machine: what the machine's CPUs did during each round's drain (the
+	// cluster's components, the operator, this bench).
+	Machine     []MachineFigures `json:"machine,omitempty"`
+	CPUProfile  string           `json:"cpu_profile,omitempty"`
+	HeapProfile string           `json:"heap_profile,omitempty"`
 
 	calls []evictionCall
 	lags  []time.Duration
@@ -479,12 +482,14 @@ func (b *bench) turn(ctx context.Context, round int, sys string) (*system, error
 		profDone <- nil
 	}
 	sampler := startOpSampler(b.op.Pid(), metricsPort)
+	machine := startMachineSampler(b.c.Kubeconfig, b.op.Pid())
 	w.arm()
 	fmt.Printf("   draining %d nodes at once (drain library, retry after %gs)\n", len(drain), cfg.RetryDelaySec)
 	start := time.Now()
 	results := dr.drainAll(ctx, drain, 20*time.Minute)
 	wall := time.Since(start)
 	figs := sampler.finish()
+	s.Machine = []MachineFigures{machine.finish()}
 	if cfg.pprof && sys == "tdb" {
 		s.HeapProfile = filepath.Join(cfg.profDir, fmt.Sprintf("heap-round%d.pprof", round+1))
 		if err := profile(ctx, pprofPort, "heap", s.HeapProfile); err != nil {
@@ -695,6 +700,7 @@ func pool(into map[string]*system, sys string, s *system) {
 		cp.calls = append([]evictionCall(nil), s.calls...)
 		cp.lags = append([]time.Duration(nil), s.lags...)
 		cp.walls = append([]float64(nil), s.walls...)
+		cp.Machine = append([]MachineFigures(nil), s.Machine...)
 		cp.nodes = append([]float64(nil), s.nodes...)
 		cp.Writes, cp.RequestsPerAllowed, cp.Decisions = copyMap(s.Writes), copyMap(s.RequestsPerAllowed), copyMap(s.Decisions)
 		cp.StatusChangesPerAllowed, cp.APIMeanMS = copyMap(s.StatusChangesPerAllowed), copyMap(s.APIMeanMS)
@@ -709,6 +715,7 @@ func pool(into map[string]*system, sys string, s *system) {
 	p.DrainErrors = append(p.DrainErrors, s.DrainErrors...)
 	p.Violations += s.Violations
 	p.ViolationEvidence = append(p.ViolationEvidence, s.ViolationEvidence...)
+	p.Machine = append(p.Machine, s.Machine...)
 	p.PodEventsChecked += s.PodEventsChecked
 	p.OverBudgetNotByEviction += s.OverBudgetNotByEviction
 	p.EvictionsOverBudgetAfterDecision += s.EvictionsOverBudgetAfterDecision
@@ -995,6 +1002,9 @@ func summary(rep *report) {
 		}
 		if len(s.APIMeanMS) > 0 {
 			fmt.Printf("%s: API server mean latency (ms): %s\n", name, mapLine(s.APIMeanMS, 0))
+		}
+		for i, m := range s.Machine {
+			fmt.Printf("%s: the machine during drain %d (avg cores): %s\n", name, i+1, m)
 		}
 		for _, v := range s.ViolationEvidence {
 			fmt.Printf("   violation at %s: %s: %s\n", v.At, v.Workload, v.Detail)
