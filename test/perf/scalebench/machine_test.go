@@ -42,6 +42,8 @@ const clockTicks = 100
 // limits a run that is slower than the operator's own figures explain.
 type machineSampler struct {
 	procs   map[int]string // pid -> name
+	started map[int]uint64 // pid -> its start time, to tell a reused pid
+	cpus    int
 	stop    chan struct{}
 	done    chan struct{}
 	mu      sync.Mutex
@@ -56,8 +58,8 @@ type machineSample struct {
 
 // MachineFigures is what a drain cost the machine: the CPU time of each
 // process over the drain in cores on average, the machine's busy cores on
-// average, and how many seconds of the drain it had no idle CPU (at least
-// 95% of its CPUs busy over the second).
+// average, and in how many of the drain's one-second intervals it had no
+// CPU to spare (all its CPUs together at least 95% busy).
 type MachineFigures struct {
 	CPUs             int                `json:"cpus"`
 	BusyAvgCores     float64            `json:"busy_avg_cores"`
@@ -97,25 +99,56 @@ func startMachineSampler(kubeconfig string, operatorPid int) *machineSampler {
 	}
 	procs[operatorPid] = "operator"
 	procs[os.Getpid()] = "bench (drains, watcher, pod remover)"
-	s := &machineSampler{procs: procs, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &machineSampler{procs: procs, started: map[int]uint64{}, cpus: cpuCount(),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	for pid := range procs {
+		if st, err := readProcStat(pid); err == nil {
+			s.started[pid] = st.start
+		}
+	}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
-			if m, err := s.sample(); err == nil {
-				s.mu.Lock()
-				s.samples = append(s.samples, m)
-				s.mu.Unlock()
-			}
+			s.record()
 			select {
 			case <-s.stop:
+				s.record() // the drain's last moments
 				return
 			case <-t.C:
 			}
 		}
 	}()
 	return s
+}
+
+func (s *machineSampler) record() {
+	if m, err := s.sample(); err == nil {
+		s.mu.Lock()
+		s.samples = append(s.samples, m)
+		s.mu.Unlock()
+	}
+}
+
+// cpuCount is the number of CPUs /proc/stat counts (its cpuN lines), which
+// its first line sums; runtime.NumCPU counts only those this process may
+// run on.
+func cpuCount() int {
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return runtime.NumCPU()
+	}
+	n := 0
+	for _, l := range strings.Split(string(stat), "\n") {
+		if len(l) > 3 && strings.HasPrefix(l, "cpu") && l[3] >= '0' && l[3] <= '9' {
+			n++
+		}
+	}
+	if n == 0 {
+		return runtime.NumCPU()
+	}
+	return n
 }
 
 func (s *machineSampler) sample() (machineSample, error) {
@@ -131,8 +164,10 @@ func (s *machineSampler) sample() (machineSample, error) {
 	}
 	m.busy, m.all = busy, all
 	for pid := range s.procs {
-		if t, err := procTicks(pid); err == nil {
-			m.procTicks[pid] = t
+		// A process seen with another start time is not the one found at
+		// the start (its pid reused): it no longer counts.
+		if st, err := readProcStat(pid); err == nil && st.start == s.started[pid] {
+			m.procTicks[pid] = st.ticks
 		}
 	}
 	return m, nil
@@ -161,21 +196,46 @@ func parseCPULine(line string) (busy, all float64, err error) {
 	return busy, all, nil
 }
 
+// procStat is what the bench reads of /proc/<pid>/stat.
+type procStat struct {
+	ticks float64 // user and system CPU time, in ticks
+	start uint64  // start time, in ticks after boot
+}
+
 // procTicks is a process's user and system CPU time in ticks.
 func procTicks(pid int) (float64, error) {
+	st, err := readProcStat(pid)
+	return st.ticks, err
+}
+
+func readProcStat(pid int) (procStat, error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return procStat{}, err
 	}
-	// Fields after the command's closing parenthesis: utime and stime are
-	// the 12th and 13th.
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	return parseProcStat(stat)
+}
+
+// parseProcStat reads a /proc/<pid>/stat line. Its second field, the
+// command, is in parentheses and may hold spaces and parentheses itself; the
+// fields after its last ')' are state (3rd of the line), ..., utime (14th),
+// stime (15th), ..., starttime (22nd).
+func parseProcStat(stat []byte) (procStat, error) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return procStat{}, fmt.Errorf("not a /proc/<pid>/stat line: %q", stat)
 	}
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return ut + st, nil
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 20 {
+		return procStat{}, fmt.Errorf("/proc/<pid>/stat: %d fields after the command, want at least 20", len(f))
+	}
+	ut, err1 := strconv.ParseFloat(f[11], 64)
+	st, err2 := strconv.ParseFloat(f[12], 64)
+	start, err3 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return procStat{}, fmt.Errorf("/proc/<pid>/stat: utime %q, stime %q, starttime %q", f[11], f[12], f[19])
+	}
+	return procStat{ticks: ut + st, start: start}, nil
 }
 
 func (s *machineSampler) finish() MachineFigures {
@@ -183,13 +243,17 @@ func (s *machineSampler) finish() MachineFigures {
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return machineFigures(s.samples, s.procs, runtime.NumCPU())
+	return machineFigures(s.samples, s.procs, s.cpus)
 }
 
 // machineFigures sums the samples up. A process's cores are its CPU time
 // between the first and last samples that saw it over the whole window
-// (one that ended early counts what it used); the machine's busy share of a
-// second is its busy ticks over all its ticks.
+// (one that ended early counts what it used); the machine's busy cores are
+// its busy ticks over the window the same way, and its busy share of an
+// interval its busy ticks over all its ticks (steal counts as busy: a CPU
+// the machine did not get). "everything else" is what the machine was busy
+// with beyond the processes named; it may be a little below zero, for the
+// rounding of each process's ticks.
 func machineFigures(samples []machineSample, procs map[int]string, cpus int) MachineFigures {
 	f := MachineFigures{CPUs: cpus, CoresByProcess: map[string]float64{}}
 	if len(samples) < 2 {
@@ -201,7 +265,7 @@ func machineFigures(samples []machineSample, procs map[int]string, cpus int) Mac
 		return f
 	}
 	f.Seconds = len(samples) - 1
-	f.BusyAvgCores = (last.busy - first.busy) / (last.all - first.all) * float64(cpus)
+	f.BusyAvgCores = (last.busy - first.busy) / clockTicks / wall
 	for i := 1; i < len(samples); i++ {
 		if d := samples[i].all - samples[i-1].all; d > 0 && (samples[i].busy-samples[i-1].busy)/d >= 0.95 {
 			f.SaturatedSeconds++
@@ -228,7 +292,7 @@ func machineFigures(samples []machineSample, procs map[int]string, cpus int) Mac
 		f.CoresByProcess[name] += c
 		known += c
 	}
-	f.CoresByProcess["everything else"] = max(0, f.BusyAvgCores-known)
+	f.CoresByProcess["everything else"] = f.BusyAvgCores - known
 	return f
 }
 

@@ -79,17 +79,11 @@ func startOpSampler(pid, metricsPort int) *opSampler {
 
 func (s *opSampler) sample() (opSample, error) {
 	o := opSample{at: time.Now()}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.pid))
+	ticks, err := procTicks(s.pid)
 	if err != nil {
 		return o, err
 	}
-	// Fields after the command's closing parenthesis: utime and stime are
-	// the 12th and 13th (fields 14 and 15 of the whole line), in ticks of
-	// 1/100 s on Linux.
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	o.cpuSec = (ut + st) / 100
+	o.cpuSec = ticks / clockTicks
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.pid))
 	if err != nil {
 		return o, err
