@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,6 +53,14 @@ type PodRemover struct {
 	// Removed counts the pods it deleted; Missed the deletes that found the
 	// name held by another pod or by none.
 	Removed, Missed atomic.Int64
+
+	mu sync.Mutex
+	// seen: when each pod being deleted was first seen (its deletion's
+	// start, as the remover's cache shows it); took: from then to the
+	// remover's delete answered, for the pods it deleted since the last
+	// TakeRemovalTimes.
+	seen map[types.UID]time.Time
+	took []time.Duration
 }
 
 // zeroGraceRecheck is how long a pod deleted with a zero grace period is
@@ -80,13 +89,18 @@ func StartPodRemover(ctx context.Context, kubeconfig string, workers int) (*PodR
 	factory := informers.NewSharedInformerFactory(cs, 0)
 	pods := factory.Core().V1().Pods().Informer()
 	r := &PodRemover{queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[podRef]()),
-		store: pods.GetStore()}
+		store: pods.GetStore(), seen: map[types.UID]time.Time{}}
 	enqueue := func(obj any) {
 		p, ok := obj.(*corev1.Pod)
 		if !ok || p.DeletionTimestamp == nil || p.Spec.NodeName == "" {
 			return
 		}
 		ref := podRef{namespace: p.Namespace, name: p.Name, uid: p.UID}
+		r.mu.Lock()
+		if _, ok := r.seen[p.UID]; !ok {
+			r.seen[p.UID] = time.Now()
+		}
+		r.mu.Unlock()
 		if ptr.Deref(p.DeletionGracePeriodSeconds, 1) == 0 && len(p.Finalizers) == 0 {
 			// A zero-grace delete with no finalizers is being completed by
 			// the API server (this event is its first write): look again
@@ -140,6 +154,7 @@ func (r *PodRemover) remove(ctx context.Context, cs kubernetes.Interface, ref po
 	obj, ok, _ := r.store.GetByKey(ref.namespace + "/" + ref.name)
 	if !ok || obj.(*corev1.Pod).UID != ref.uid {
 		// The cache saw it go: nothing to ask the API server.
+		r.done(ref, false)
 		return nil
 	}
 	if len(obj.(*corev1.Pod).Finalizers) > 0 {
@@ -152,14 +167,41 @@ func (r *PodRemover) remove(ctx context.Context, cs kubernetes.Interface, ref po
 	switch {
 	case err == nil:
 		r.Removed.Add(1)
+		r.done(ref, true)
 		return nil
 	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 		// Gone, or the name holds another pod now (the precondition).
 		r.Missed.Add(1)
+		r.done(ref, false)
 		return nil
 	default:
 		return err
 	}
+}
+
+// done forgets when ref was first seen, and if the remover deleted it,
+// keeps how long that took.
+func (r *PodRemover) done(ref podRef, deleted bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if at, ok := r.seen[ref.uid]; ok {
+		if deleted {
+			r.took = append(r.took, time.Since(at))
+		}
+		delete(r.seen, ref.uid)
+	}
+}
+
+// TakeRemovalTimes returns, for each pod the remover deleted since the last
+// call, the time from its cache first showing the pod's deletion to the API
+// server answering the remover's delete: how long a pod evicted lingers for
+// want of a kubelet (the remover's queue, its workers, the API server).
+func (r *PodRemover) TakeRemovalTimes() []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	took := r.took
+	r.took = nil
+	return took
 }
 
 // dropFinalizers removes ref's finalizers while its name holds its UID.

@@ -53,8 +53,9 @@ limitations under the License.
 // (for a manager without --pprof-bind-address), OPERATOR_ARGS (extra
 // manager flags), KEEP=1 (leave the cluster up), REUSE=1 (populate the
 // existing tdb-scale cluster), AUDIT_POLICY (hack/cluster/up.sh's: e.g.
-// hack/cluster/audit-evictions.yaml, who evicted or deleted which pod).
-// The control plane's logs are copied into the log directory before the
+// hack/cluster/audit-evictions.yaml, who evicted or deleted which pod),
+// REMOVER_WORKERS (RECYCLE, at least 8: the deletes in parallel of the pod
+// remover that stands in for the kubelets). The control plane's logs are copied into the log directory before the
 // cluster is torn down.
 package scalebench
 
@@ -112,8 +113,11 @@ type config struct {
 	Recycle        int     `json:"recycle"`
 	RetryDelaySec  float64 `json:"retry_delay_s"`
 	ProfileSeconds int     `json:"profile_seconds"`
-	OperatorArgs   string  `json:"operator_args,omitempty"`
-	Manager        string  `json:"manager,omitempty"`
+	// RemoverWorkers: the pod remover's deletes in parallel (the kubelets'
+	// stand-in).
+	RemoverWorkers int    `json:"remover_workers"`
+	OperatorArgs   string `json:"operator_args,omitempty"`
+	Manager        string `json:"manager,omitempty"`
 	out, profDir   string
 	pprof          bool
 	keep, reuse    bool
@@ -125,7 +129,7 @@ func loadConfig() (config, error) {
 		out: os.Getenv("OUT"), profDir: os.Getenv("PROFILE_DIR"), pprof: os.Getenv("PPROF") != "0",
 		keep: os.Getenv("KEEP") == "1", reuse: os.Getenv("REUSE") == "1"}
 	for name, dst := range map[string]*int{"NODES": &c.Nodes, "PODS": &c.Pods, "BUDGETS": &c.Budgets, "ROUNDS": &c.Rounds,
-		"RECYCLE": &c.Recycle, "PROFILE_SECONDS": &c.ProfileSeconds} {
+		"RECYCLE": &c.Recycle, "PROFILE_SECONDS": &c.ProfileSeconds, "REMOVER_WORKERS": &c.RemoverWorkers} {
 		if v := os.Getenv(name); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n <= 0 {
@@ -151,6 +155,12 @@ func loadConfig() (config, error) {
 	}
 	if c.Recycle == 0 {
 		c.Recycle = max(kwokenv.ScaleZones, c.Nodes/10)
+	}
+	if c.RemoverWorkers == 0 {
+		// A kubelet for each node drained: 8 workers kept evicted pods
+		// 9.5 s (median) before they went, at 1,000 nodes with 100
+		// drained (docs/scale.md, The pod remover).
+		c.RemoverWorkers = max(8, c.Recycle)
 	}
 	if c.Nodes < 3*kwokenv.ScaleZones || c.Recycle*2*c.Rounds > c.Nodes {
 		return c, fmt.Errorf("NODES=%d, RECYCLE=%d, ROUNDS=%d: want at least %d nodes, and 2×RECYCLE×ROUNDS old nodes to drain", c.Nodes, c.Recycle, c.Rounds, 3*kwokenv.ScaleZones)
@@ -249,14 +259,23 @@ type system struct {
 	APIMeanMS map[string]float64 `json:"api_mean_latency_ms,omitempty"`
 	// Machine: what the machine's CPUs did during each round's drain (the
 	// cluster's components, the operator, this bench).
-	Machine     []MachineFigures `json:"machine,omitempty"`
-	CPUProfile  string           `json:"cpu_profile,omitempty"`
-	HeapProfile string           `json:"heap_profile,omitempty"`
+	Machine []MachineFigures `json:"machine,omitempty"`
+	// PodRemoval*: how long an evicted pod lingered for want of a kubelet:
+	// from the pod remover's cache showing its deletion to its delete
+	// answered (kwokenv.PodRemover, the bench's stand-in for the kubelets).
+	PodRemovalP50MS float64 `json:"pod_removal_p50_ms,omitempty"`
+	PodRemovalP99MS float64 `json:"pod_removal_p99_ms,omitempty"`
+	PodRemovalMaxMS float64 `json:"pod_removal_max_ms,omitempty"`
+	CPUProfile      string  `json:"cpu_profile,omitempty"`
+	HeapProfile     string  `json:"heap_profile,omitempty"`
 
 	calls []evictionCall
 	lags  []time.Duration
-	walls []float64
-	nodes []float64
+	// removals: from a pod's deletion seen to the pod remover's delete
+	// answered, for each pod it deleted in the drain.
+	removals []time.Duration
+	walls    []float64
+	nodes    []float64
 }
 
 type bench struct {
@@ -298,7 +317,7 @@ func run(ctx context.Context, cfg config) ([]string, error) {
 	defer b.close()
 	removerCtx, stopRemover := context.WithCancel(ctx)
 	defer stopRemover()
-	if b.remover, err = kwokenv.StartPodRemover(removerCtx, b.c.Kubeconfig, 8); err != nil {
+	if b.remover, err = kwokenv.StartPodRemover(removerCtx, b.c.Kubeconfig, cfg.RemoverWorkers); err != nil {
 		return nil, err
 	}
 	rep.Population["cluster_up_s"] = time.Since(start).Seconds()
@@ -483,6 +502,7 @@ func (b *bench) turn(ctx context.Context, round int, sys string) (*system, error
 	}
 	sampler := startOpSampler(b.op.Pid(), metricsPort)
 	machine := startMachineSampler(b.c.Kubeconfig, b.op.Pid())
+	b.remover.TakeRemovalTimes() // from the drain on
 	w.arm()
 	fmt.Printf("   draining %d nodes at once (drain library, retry after %gs)\n", len(drain), cfg.RetryDelaySec)
 	start := time.Now()
@@ -593,6 +613,7 @@ func (b *bench) turn(ctx context.Context, round int, sys string) (*system, error
 		s.ViolationEvidence = s.ViolationEvidence[:20]
 	}
 	s.lags, s.StatusLagUnresolved = wr.Lags, wr.Unresolved
+	s.removals = b.remover.TakeRemovalTimes()
 	if len(wr.Slowest) > 0 {
 		b.writeSlowLags(round, sys, wr.Armed, wr.Slowest)
 	}
@@ -674,6 +695,9 @@ func (s *system) finish() {
 	}
 	s.AllowedP50MS, s.AllowedP99MS, s.AllowedMaxMS = percentileMS(ok, .5), percentileMS(ok, .99), percentileMS(ok, 1)
 	s.RefusedP50MS, s.RefusedP99MS, s.RefusedMaxMS = percentileMS(refused, .5), percentileMS(refused, .99), percentileMS(refused, 1)
+	if len(s.removals) > 0 {
+		s.PodRemovalP50MS, s.PodRemovalP99MS, s.PodRemovalMaxMS = percentileMS(s.removals, .5), percentileMS(s.removals, .99), percentileMS(s.removals, 1)
+	}
 	if len(s.lags) > 0 {
 		s.StatusLagSamples = len(s.lags)
 		s.StatusLagP50MS, s.StatusLagP99MS, s.StatusLagMaxMS = percentileMS(s.lags, .5), percentileMS(s.lags, .99), percentileMS(s.lags, 1)
@@ -699,6 +723,7 @@ func pool(into map[string]*system, sys string, s *system) {
 		cp := *s
 		cp.calls = append([]evictionCall(nil), s.calls...)
 		cp.lags = append([]time.Duration(nil), s.lags...)
+		cp.removals = append([]time.Duration(nil), s.removals...)
 		cp.walls = append([]float64(nil), s.walls...)
 		cp.Machine = append([]MachineFigures(nil), s.Machine...)
 		cp.nodes = append([]float64(nil), s.nodes...)
@@ -709,6 +734,7 @@ func pool(into map[string]*system, sys string, s *system) {
 	}
 	n := float64(len(p.walls))
 	p.calls, p.lags = append(p.calls, s.calls...), append(p.lags, s.lags...)
+	p.removals = append(p.removals, s.removals...)
 	p.walls, p.nodes = append(p.walls, s.walls...), append(p.nodes, s.nodes...)
 	p.NodesDrained += s.NodesDrained
 	p.PodsEvicted += s.PodsEvicted
@@ -973,6 +999,12 @@ func summary(rep *report) {
 			return "-"
 		}
 		return fmt.Sprintf("%.0f / %.0f / %.0f (%d, %d never)", s.StatusLagP50MS, s.StatusLagP99MS, s.StatusLagMaxMS, s.StatusLagSamples, s.StatusLagUnresolved)
+	})
+	row("evicted pods removed after (ms; p50/p99/max)", func(s *system) string {
+		if len(s.removals) == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f / %.0f / %.0f (%d)", s.PodRemovalP50MS, s.PodRemovalP99MS, s.PodRemovalMaxMS, len(s.removals))
 	})
 	row("operator CPU (s; avg cores)", func(s *system) string { return fmt.Sprintf("%.1f; %.2f", s.OperatorCPUS, s.OperatorAvgCores) })
 	row("operator peak heap / RSS (MiB)", func(s *system) string {
