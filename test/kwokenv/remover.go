@@ -194,8 +194,10 @@ func (r *PodRemover) done(ref podRef, deleted bool) {
 
 // TakeRemovalTimes returns, for each pod the remover deleted since the last
 // call, the time from its cache first showing the pod's deletion to the API
-// server answering the remover's delete: how long a pod evicted lingers for
-// want of a kubelet (the remover's queue, its workers, the API server).
+// server answering the remover's delete: how long a pod waited for the
+// remover once its cache showed the deletion (the remover's queue, its
+// workers, the API server). The time the deletion took to reach the cache
+// is not counted.
 func (r *PodRemover) TakeRemovalTimes() []time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()

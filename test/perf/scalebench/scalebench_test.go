@@ -54,8 +54,8 @@ limitations under the License.
 // manager flags), KEEP=1 (leave the cluster up), REUSE=1 (populate the
 // existing tdb-scale cluster), AUDIT_POLICY (hack/cluster/up.sh's: e.g.
 // hack/cluster/audit-evictions.yaml, who evicted or deleted which pod),
-// REMOVER_WORKERS (RECYCLE, at least 8: the deletes in parallel of the pod
-// remover that stands in for the kubelets). The control plane's logs are copied into the log directory before the
+// REMOVER_WORKERS (RECYCLE, at least 8: the deletes in parallel of
+// the pod remover that stands in for the kubelets). The control plane's logs are copied into the log directory before the
 // cluster is torn down.
 package scalebench
 
@@ -260,12 +260,13 @@ type system struct {
 	// Machine: what the machine's CPUs did during each round's drain (the
 	// cluster's components, the operator, this bench).
 	Machine []MachineFigures `json:"machine,omitempty"`
-	// PodRemoval*: how long an evicted pod lingered for want of a kubelet:
-	// from the pod remover's cache showing its deletion to its delete
-	// answered (kwokenv.PodRemover, the bench's stand-in for the kubelets).
+	// PodRemoval*: how long an evicted pod waited for the pod remover (the
+	// bench's stand-in for the kubelets, kwokenv.PodRemover) once its cache
+	// showed the deletion: from then to its delete answered.
 	PodRemovalP50MS float64 `json:"pod_removal_p50_ms,omitempty"`
 	PodRemovalP99MS float64 `json:"pod_removal_p99_ms,omitempty"`
 	PodRemovalMaxMS float64 `json:"pod_removal_max_ms,omitempty"`
+	PodRemovals     int     `json:"pod_removal_samples,omitempty"`
 	CPUProfile      string  `json:"cpu_profile,omitempty"`
 	HeapProfile     string  `json:"heap_profile,omitempty"`
 
@@ -695,7 +696,7 @@ func (s *system) finish() {
 	}
 	s.AllowedP50MS, s.AllowedP99MS, s.AllowedMaxMS = percentileMS(ok, .5), percentileMS(ok, .99), percentileMS(ok, 1)
 	s.RefusedP50MS, s.RefusedP99MS, s.RefusedMaxMS = percentileMS(refused, .5), percentileMS(refused, .99), percentileMS(refused, 1)
-	if len(s.removals) > 0 {
+	if s.PodRemovals = len(s.removals); s.PodRemovals > 0 {
 		s.PodRemovalP50MS, s.PodRemovalP99MS, s.PodRemovalMaxMS = percentileMS(s.removals, .5), percentileMS(s.removals, .99), percentileMS(s.removals, 1)
 	}
 	if len(s.lags) > 0 {
