@@ -35,12 +35,22 @@ import (
 //
 //   - the domain's desiredHealthy while it may be disrupted, so the PDB
 //     allows what the domain allows on its own;
-//   - its expectedPods while it must wait under maxDisruptedDomains (other
-//     domains are disrupted), so the PDB allows nothing there.
+//   - while it must wait under maxDisruptedDomains (other domains are
+//     disrupted), its currentHealthy when that is at least a positive
+//     desiredHealthy, else its expectedPods: the PDB then allows no healthy
+//     pod to go, yet lets a not-Ready pod go exactly when the budget does
+//     (under IfHealthyBudget, policy/v1 lets a not-Ready pod go only while
+//     currentHealthy >= desiredHealthy > 0; a minAvailable of expectedPods
+//     would refuse every not-Ready pod of a domain with one, which the
+//     budget allows).
 //
-// The value changes only when a domain's desiredHealthy changes (a scale)
-// or it starts or stops waiting: not on each eviction, since the disruption
-// controller derives disruptionsAllowed from the pods itself.
+// The value changes only when a domain's desiredHealthy changes (a scale),
+// it starts or stops waiting, or, while it waits, its healthy count
+// changes: not on each eviction, since the disruption controller derives
+// disruptionsAllowed from the pods itself. A pod of a waiting domain that
+// turns Ready lets the mirror allow one healthy eviction the budget refuses
+// until the mirror is rewritten (the status lag); the eviction webhook,
+// which decides from the budget, still refuses it.
 
 // MirrorBudgetLabel labels each mirror with its budget.
 const MirrorBudgetLabel = "policy.tdb.dev/budget"
@@ -96,12 +106,23 @@ func MirrorDomains(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, st *policy
 			}
 			if others >= *spec.MaxDisruptedDomains {
 				m.Waiting = true
-				m.MinAvailable = r.ExpectedPods
+				m.MinAvailable = waitingMinAvailable(r)
 			}
 		}
 		out = append(out, m)
 	}
 	return out
+}
+
+// waitingMinAvailable is the minAvailable of a domain that must wait: no
+// healthy pod may go, and a not-Ready one may exactly when the budget lets it
+// (DecideEviction: currentHealthy >= desiredHealthy > 0), which policy/v1
+// checks as the PDB's currentHealthy >= its minAvailable > 0.
+func waitingMinAvailable(r policyv1alpha1.DomainStatus) int32 {
+	if r.DesiredHealthy > 0 && r.CurrentHealthy >= r.DesiredHealthy {
+		return r.CurrentHealthy
+	}
+	return r.ExpectedPods
 }
 
 // MirrorDomainKey is the pod label a mirror selects a domain by, and

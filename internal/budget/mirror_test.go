@@ -54,10 +54,23 @@ func TestMirrorDomains(t *testing.T) {
 		rows: []policyv1alpha1.DomainStatus{row("a", 3, 2, 2), row("b", 3, 3, 2), row("c", 4, 4, 3)},
 		want: []MirrorDomain{{"a", 2, false}, {"b", 3, true}, {"c", 4, true}},
 	}, {
-		name: "two disrupted under maxDisruptedDomains 1: every domain waits",
+		// A disrupted domain at its desired count keeps its healthy pods
+		// and lets its not-Ready pod go, as the budget does: minAvailable
+		// is its currentHealthy, not its expectedPods.
+		name: "two disrupted under maxDisruptedDomains 1: every domain waits, each keeping its healthy pods",
 		spec: spec(ptr.To(int32(1))),
 		rows: []policyv1alpha1.DomainStatus{row("a", 3, 2, 2), row("b", 3, 2, 2), row("c", 3, 3, 2)},
-		want: []MirrorDomain{{"a", 3, true}, {"b", 3, true}, {"c", 3, true}},
+		want: []MirrorDomain{{"a", 2, true}, {"b", 2, true}, {"c", 3, true}},
+	}, {
+		name: "a waiting domain below its desired count keeps every expected pod",
+		spec: spec(ptr.To(int32(1))),
+		rows: []policyv1alpha1.DomainStatus{row("a", 3, 1, 2), row("b", 4, 2, 3), row("c", 3, 3, 2)},
+		want: []MirrorDomain{{"a", 3, true}, {"b", 4, true}, {"c", 3, true}},
+	}, {
+		name: "a waiting domain whose desiredHealthy is 0 keeps every expected pod",
+		spec: spec(ptr.To(int32(1))),
+		rows: []policyv1alpha1.DomainStatus{row("a", 1, 0, 0), row("b", 1, 0, 0), row("c", 1, 1, 0)},
+		want: []MirrorDomain{{"a", 1, true}, {"b", 1, true}, {"c", 1, true}},
 	}, {
 		name: "one disrupted under maxDisruptedDomains 2: nobody waits",
 		spec: spec(ptr.To(int32(2))),
