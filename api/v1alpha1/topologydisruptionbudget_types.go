@@ -256,6 +256,15 @@ type DisruptedPod struct {
 	// time is when the eviction was granted.
 	// +required
 	Time metav1.Time `json:"time"`
+	// domainSpec identifies the spec fields that name domains
+	// (topologyKey and nodeSelectorTerm) when the eviction was granted, as
+	// a hash. A record charged under other such fields (the spec changed
+	// since) no longer tells a domain: its pod counts where it is now, and
+	// once gone, its missing pod counts against every domain. Empty in
+	// records written before the field existed, which are taken as of the
+	// current spec.
+	// +optional
+	DomainSpec string `json:"domainSpec,omitempty"`
 }
 
 // TopologyDisruptionBudgetStatus is the observed state of the budget.

@@ -71,6 +71,9 @@ type attribution struct {
 	keptRecords []policyv1alpha1.DisruptedPod
 	// noScale lists pods whose controller has no known scale.
 	noScale []string
+	// ofOtherSpec are, by record key, the gone records of another
+	// DomainSpec, whose domain the computation replaced with anyDomain.
+	ofOtherSpec map[RecordKey]policyv1alpha1.DisruptedPod
 }
 
 // ownerPods gathers one scale-bearing controller's pods by domain.
@@ -101,12 +104,17 @@ const (
 	noDomainKey  = "\x00nodomain"
 )
 
-func attributeMissing(placed placement, gone, deleting []policyv1alpha1.DisruptedPod, owners map[types.UID]Owner, controllers []Owner) attribution {
+func attributeMissing(placed placement, gone, deleting []policyv1alpha1.DisruptedPod, owners map[types.UID]Owner, controllers []Owner, domainSpec string) attribution {
 	// The records of pods being deleted (or on a node that is gone): such a
 	// pod's record explains its missing pod once it is gone, in the
-	// record's domain and from its grant on.
+	// record's domain and from its grant on. A record of another spec
+	// names no domain of this one: the pod's stand-in explains its missing
+	// pod where the pod is now.
 	granted := make(map[string]policyv1alpha1.DisruptedPod, len(deleting))
 	for _, r := range deleting {
+		if !recordOfSpec(r, domainSpec) {
+			r.Domain = ""
+		}
 		granted[r.Name+"/"+string(r.UID)] = r
 	}
 	// recordOf returns the eviction record of a pod (recordOfPod): a
@@ -245,6 +253,15 @@ func attributeMissing(placed placement, gone, deleting []policyv1alpha1.Disrupte
 			continue // replaced under the same name, and placed
 		}
 		if op, ok := ownerOf(r.ControllerUID); ok {
+			if !recordOfSpec(r, domainSpec) {
+				// Its domain is of another spec: its missing pod has no
+				// known place under this one.
+				if att.ofOtherSpec == nil {
+					att.ofOtherSpec = map[RecordKey]policyv1alpha1.DisruptedPod{}
+				}
+				att.ofOtherSpec[KeyOf(r)] = r
+				r.Domain = anyDomain
+			}
 			op.records = append(op.records, r)
 		}
 		// A record whose controller is unknown cannot explain a missing
@@ -298,9 +315,13 @@ func (att *attribution) addOwner(op *ownerPods) {
 		}
 		explained += n
 		for _, r := range records {
-			if !isStandIn(r) {
-				att.keptRecords = append(att.keptRecords, r)
+			if isStandIn(r) {
+				continue
 			}
+			if r.Domain == anyDomain {
+				r = att.ofOtherSpec[KeyOf(r)]
+			}
+			att.keptRecords = append(att.keptRecords, r)
 		}
 	}
 	rest := missing - explained
@@ -368,8 +389,9 @@ func newOwnerPods(o Owner) *ownerPods {
 
 // charge adds the missing pods records place in each domain, less the
 // deleting pods already counted there whose stand-in places its missing pod
-// there too.
+// there too; those of records of another spec count in every domain.
 func (att *attribution) charge(charged, counted map[string]int32) {
+	att.everyDomain += charged[anyDomain]
 	for d, k := range charged {
 		if isDomainKey(d) && k > counted[d] {
 			att.expected[d] += k - counted[d]
@@ -377,7 +399,7 @@ func (att *attribution) charge(charged, counted map[string]int32) {
 	}
 }
 
-func isDomainKey(d string) bool { return d != uncoveredKey && d != noDomainKey }
+func isDomainKey(d string) bool { return d != uncoveredKey && d != noDomainKey && d != anyDomain }
 
 // explainingRecords returns the records of one controller that can still
 // explain one of its missing pods, and how many missing pods records may

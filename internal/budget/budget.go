@@ -232,7 +232,7 @@ func Compute(in Input) Result {
 		counts.ensure(AllDomain)
 	}
 	if scaleBased {
-		att := attributeMissing(placed, records.gone, records.deleting, in.Owners, in.Controllers)
+		att := attributeMissing(placed, records.gone, records.deleting, in.Owners, in.Controllers, parsed.domainSpec)
 		res.NoScale = att.noScale
 		counts.addAttribution(att)
 		records.keepGone(att.keptRecords)
@@ -253,7 +253,11 @@ func Compute(in Input) Result {
 		named := placed.named(res.UnconfirmedGone)
 		for _, r := range res.UnconfirmedGone {
 			if pp, ok := named[r.Name]; ok && pp.pod.UID != r.UID && r.Domain != "" {
-				counts.expected[r.Domain]++
+				if recordOfSpec(r, parsed.domainSpec) {
+					counts.expected[r.Domain]++
+				} else {
+					counts.addEveryDomain(1)
+				}
 			}
 		}
 	}

@@ -81,6 +81,9 @@ type Coverage struct {
 	nodeFilter  *nodeaffinity.NodeSelector
 	nameFilters []nameFilter
 	topologyKey string
+	// domainSpec is DomainSpecOf the spec: records of another tell no
+	// domain.
+	domainSpec string
 	// err says why the spec cannot be evaluated (nil when it can);
 	// selectorErr why its selector alone cannot.
 	err, selectorErr error
@@ -160,6 +163,7 @@ func parseCoverage(tdb *policyv1alpha1.TopologyDisruptionBudget) (*Coverage, err
 		namespace:   tdb.Namespace,
 		selector:    sel,
 		topologyKey: spec.TopologyKey,
+		domainSpec:  DomainSpecOf(spec),
 	}
 	// An empty term would match no node in core/v1; here it means no
 	// restriction, so only a non-empty term becomes a filter.
@@ -342,12 +346,12 @@ func recordOfPod(r policyv1alpha1.DisruptedPod, pod *corev1.Pod) bool {
 var podTopologyLabels = map[string]bool{corev1.LabelTopologyZone: true, corev1.LabelTopologyRegion: true}
 
 // goneDomain is the domain of a pod whose node is gone: its eviction
-// record's, else its own topology label's, else the node's last label
-// (lastLabel), else "" (unknown: its controller's missing pod then counts
-// against every domain).
+// record's (of the current spec), else its own topology label's, else the
+// node's last label (lastLabel), else "" (unknown: its controller's missing
+// pod then counts against every domain).
 func (c *coverage) goneDomain(pod *corev1.Pod, lastLabel string) string {
 	for _, r := range c.records {
-		if recordOfPod(r, pod) && r.Domain != "" {
+		if recordOfPod(r, pod) && r.Domain != "" && recordOfSpec(r, c.domainSpec) {
 			return r.Domain
 		}
 	}

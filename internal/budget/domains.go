@@ -59,10 +59,16 @@ func (dc *domainCounts) addAttribution(att attribution) {
 	for d, n := range att.expected {
 		dc.expected[d] += n
 	}
-	if att.everyDomain > 0 {
-		for d := range dc.expected {
-			dc.expected[d] += att.everyDomain
-		}
+	dc.addEveryDomain(att.everyDomain)
+}
+
+// addEveryDomain adds n expected pods to every domain.
+func (dc *domainCounts) addEveryDomain(n int32) {
+	if n <= 0 {
+		return
+	}
+	for d := range dc.expected {
+		dc.expected[d] += n
 	}
 }
 

@@ -262,10 +262,11 @@ func charge(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) *
 func addRecord(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) *policyv1alpha1.TopologyDisruptionBudgetStatus {
 	next := tdb.Status.DeepCopy()
 	rec := policyv1alpha1.DisruptedPod{
-		Name:   req.Pod.Name,
-		UID:    req.Pod.UID,
-		Domain: req.Domain,
-		Time:   metav1.NewTime(req.Now),
+		Name:       req.Pod.Name,
+		UID:        req.Pod.UID,
+		Domain:     req.Domain,
+		Time:       metav1.NewTime(req.Now),
+		DomainSpec: DomainSpecOf(&tdb.Spec),
 	}
 	if ref := metav1.GetControllerOfNoCopy(req.Pod); ref != nil {
 		rec.ControllerUID = ref.UID
@@ -293,6 +294,8 @@ func renew(tdb *policyv1alpha1.TopologyDisruptionBudget, i int, req EvictionRequ
 	if next.DisruptedPods[i].UID == "" {
 		next.DisruptedPods[i].UID = req.Pod.UID
 	}
+	// The pod was found in the record's domain under the current spec.
+	next.DisruptedPods[i].DomainSpec = DomainSpecOf(&tdb.Spec)
 	return next
 }
 

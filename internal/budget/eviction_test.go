@@ -258,6 +258,15 @@ func TestDecideEviction(t *testing.T) {
 			b := tc.budget.Obj()
 			before := b.DeepCopy()
 			got := DecideEviction(b, EvictionRequest{Pod: tc.pod.Obj(), Domain: tc.domain, Now: t0})
+			// A record this decision writes (granted or renewed now)
+			// carries the spec its domain was named under.
+			if tc.want.Status != nil {
+				for i := range tc.want.Status.DisruptedPods {
+					if r := &tc.want.Status.DisruptedPods[i]; r.Time.Equal(&metav1.Time{Time: t0}) && r.DomainSpec == "" {
+						r.DomainSpec = DomainSpecOf(&b.Spec)
+					}
+				}
+			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("DecideEviction() (-want +got):\n%s", diff)
 			}

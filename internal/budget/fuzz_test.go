@@ -384,10 +384,65 @@ func FuzzCompute(f *testing.F) {
 
 		// (7) the ledger.
 		checkLedger(t, in, res)
+
+		// (8) the spec changed since the records of gone pods were
+		// charged.
+		checkRecordsOfAnotherSpec(t, in)
 		if t.Failed() {
 			t.Logf("world:\n%s", describe(in))
 		}
 	})
+}
+
+// checkRecordsOfAnotherSpec marks the records of pods that no longer exist
+// as charged under another spec (topologyKey or nodeSelectorTerm changed
+// since) and checks that they open no row and raise no allowance: the
+// result is never looser than the same world without them.
+func checkRecordsOfAnotherSpec(t *testing.T, in Input) {
+	t.Helper()
+	exists := map[string]bool{}
+	for _, p := range in.Pods {
+		exists[p.Name] = true
+	}
+	stale, without := in, in
+	stale.Budget, without.Budget = in.Budget.DeepCopy(), in.Budget.DeepCopy()
+	without.Budget.Status.DisruptedPods = nil
+	marked := 0
+	for i := range stale.Budget.Status.DisruptedPods {
+		r := &stale.Budget.Status.DisruptedPods[i]
+		if exists[r.Name] {
+			without.Budget.Status.DisruptedPods = append(without.Budget.Status.DisruptedPods, *r)
+			continue
+		}
+		r.DomainSpec = "another spec"
+		marked++
+	}
+	if marked == 0 {
+		return
+	}
+	got, want := Compute(stale), Compute(without)
+	checkResult(t, stale, got)
+	rows := func(r Result) map[string]policyv1alpha1.DomainStatus {
+		m := map[string]policyv1alpha1.DomainStatus{}
+		for _, d := range r.Domains {
+			m[d.Name] = d
+		}
+		return m
+	}
+	g, w := rows(got), rows(want)
+	for name, d := range g {
+		wd, ok := w[name]
+		if !ok {
+			t.Errorf("a record of another spec opened row %s: %+v", name, d)
+			continue
+		}
+		if d.DisruptionsAllowed > wd.DisruptionsAllowed {
+			t.Errorf("domain %s allows %d with records of another spec, %d without them", name, d.DisruptionsAllowed, wd.DisruptionsAllowed)
+		}
+	}
+	if got.DisruptionsAllowed > want.DisruptionsAllowed {
+		t.Errorf("%d allowed with records of another spec, %d without them", got.DisruptionsAllowed, want.DisruptionsAllowed)
+	}
 }
 
 // checkMoreMissing compares a result with the result after owner o's scale
