@@ -19,14 +19,13 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 )
 
 // EnforceLabel is the namespace label the labelled webhook scope selects:
@@ -34,15 +33,17 @@ import (
 // evictions to the webhook.
 const EnforceLabel = "policy.tdb.dev/enforce"
 
-// WebhookScope tells which namespaces the registered eviction webhook
-// reaches, from the operator's own ValidatingWebhookConfiguration (its
-// namespaceSelector): a budget in a namespace it does not reach is not
-// enforced, and says so. It reads through the cache; the operator only
-// reads the configuration and the namespaces.
+// WebhookScope tells how far the registered eviction webhook decides the
+// evictions of a namespace, from the operator's own
+// ValidatingWebhookConfiguration (every field the API server reads to
+// decide whether to call the webhook, see enforcementOf) and the
+// namespace's labels: a budget whose evictions it may skip says so. It
+// reads through the cache; the operator only reads the configuration and
+// the namespaces.
 type WebhookScope struct {
 	Reader client.Reader
 	// ConfigName is the ValidatingWebhookConfiguration that registers the
-	// webhook; "" turns the check off (every namespace is reached).
+	// webhook; "" turns the check off (nothing is known, nothing reported).
 	ConfigName string
 }
 
@@ -51,7 +52,7 @@ func evictionWebhook(vwc *admissionregistrationv1.ValidatingWebhookConfiguration
 	for i := range vwc.Webhooks {
 		for _, r := range vwc.Webhooks[i].Rules {
 			for _, res := range r.Resources {
-				if res == "pods/eviction" || res == "pods/*" || res == "*/*" {
+				if resourceMatchesEviction(res) {
 					return &vwc.Webhooks[i]
 				}
 			}
@@ -64,16 +65,23 @@ func evictionWebhook(vwc *admissionregistrationv1.ValidatingWebhookConfiguration
 // (config/webhook/manifests.yaml, the OLM bundle, the Helm chart).
 const WebhookName = "eviction.policy.tdb.dev"
 
-// registered finds the eviction webhooks registered for the operator: those
-// of the configuration ConfigName or, when it does not exist (OLM names the
-// configuration itself), every configuration's webhook named WebhookName.
-func (s *WebhookScope) registered(ctx context.Context) ([]*admissionregistrationv1.ValidatingWebhook, string, error) {
+// registered finds the eviction webhooks registered for the operator: in
+// the configuration ConfigName, the webhook named WebhookName, else the one
+// whose rules name pods/eviction; when that configuration does not exist
+// (OLM names the configuration itself), every configuration's webhook named
+// WebhookName. A webhook found by its name is returned whatever its rules
+// say: enforcementOf reads them. With none, the string says why.
+func (s *WebhookScope) registered(ctx context.Context) ([]registration, string, error) {
 	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
 	err := s.Reader.Get(ctx, client.ObjectKey{Name: s.ConfigName}, &vwc)
 	switch {
 	case err == nil:
-		if w := evictionWebhook(&vwc); w != nil {
-			return []*admissionregistrationv1.ValidatingWebhook{w}, s.ConfigName, nil
+		w := namedWebhook(&vwc)
+		if w == nil {
+			w = evictionWebhook(&vwc)
+		}
+		if w != nil {
+			return []registration{{config: s.ConfigName, webhook: w}}, "", nil
 		}
 		return nil, fmt.Sprintf("ValidatingWebhookConfiguration %s has no webhook for pods/eviction", s.ConfigName), nil
 	case !apierrors.IsNotFound(err):
@@ -83,61 +91,45 @@ func (s *WebhookScope) registered(ctx context.Context) ([]*admissionregistration
 	if err := s.Reader.List(ctx, &all); err != nil {
 		return nil, "", fmt.Errorf("listing webhook configurations: %w", err)
 	}
-	var out []*admissionregistrationv1.ValidatingWebhook
-	var names []string
+	var out []registration
 	for i := range all.Items {
-		if w := evictionWebhook(&all.Items[i]); w != nil && w.Name == WebhookName {
-			out = append(out, w)
-			names = append(names, all.Items[i].Name)
+		if w := namedWebhook(&all.Items[i]); w != nil {
+			out = append(out, registration{config: all.Items[i].Name, webhook: w})
 		}
 	}
 	if len(out) == 0 {
 		return nil, fmt.Sprintf("the eviction webhook is not registered (ValidatingWebhookConfiguration %s does not exist, nor any with a webhook %s)", s.ConfigName, WebhookName), nil
 	}
-	return out, strings.Join(names, ", "), nil
+	return out, "", nil
 }
 
-// NotEnforced says why the webhook does not decide the evictions of
-// namespace ns, or "" when it does.
-func (s *WebhookScope) NotEnforced(ctx context.Context, ns string) (string, error) {
+// namedWebhook finds the configuration's webhook named WebhookName.
+func namedWebhook(vwc *admissionregistrationv1.ValidatingWebhookConfiguration) *admissionregistrationv1.ValidatingWebhook {
+	for i := range vwc.Webhooks {
+		if vwc.Webhooks[i].Name == WebhookName {
+			return &vwc.Webhooks[i]
+		}
+	}
+	return nil
+}
+
+// Enforcement says how far the registered webhook decides the evictions of
+// namespace ns: the reason and message of the budgets' Enforced condition.
+// It is the zero Enforcement when the check is off.
+func (s *WebhookScope) Enforcement(ctx context.Context, ns string) (Enforcement, error) {
 	if s == nil || s.ConfigName == "" {
-		return "", nil
+		return Enforcement{}, nil
 	}
-	hooks, where, err := s.registered(ctx)
+	regs, none, err := s.registered(ctx)
 	if err != nil {
-		return "", err
+		return Enforcement{}, err
 	}
-	if len(hooks) == 0 {
-		return where + ": no eviction is checked, so this budget is shown, not enforced", nil
+	if len(regs) == 0 {
+		return Enforcement{Reason: policyv1alpha1.ReasonNotEnforced, Message: none + ": no eviction is checked, so this budget is shown, not enforced"}, nil
 	}
 	var namespace corev1.Namespace
 	if err := s.Reader.Get(ctx, client.ObjectKey{Name: ns}, &namespace); err != nil {
-		return "", fmt.Errorf("reading namespace %s: %w", ns, err)
+		return Enforcement{}, fmt.Errorf("reading namespace %s: %w", ns, err)
 	}
-	var selectors []string
-	label := ""
-	for _, w := range hooks {
-		if w.NamespaceSelector == nil {
-			return "", nil
-		}
-		sel, err := metav1.LabelSelectorAsSelector(w.NamespaceSelector)
-		if err != nil {
-			// The API server sends such a webhook nothing.
-			selectors = append(selectors, fmt.Sprintf("(does not parse: %v)", err))
-			continue
-		}
-		if sel.Matches(labels.Set(namespace.Labels)) {
-			return "", nil
-		}
-		selectors = append(selectors, sel.String())
-		if v, ok := w.NamespaceSelector.MatchLabels[EnforceLabel]; ok {
-			label = v
-		}
-	}
-	msg := fmt.Sprintf("namespace %s is outside the eviction webhook's scope (the namespaceSelector %s of ValidatingWebhookConfiguration %s): its evictions are not checked, so this budget is shown, not enforced",
-		ns, strings.Join(selectors, "; "), where)
-	if label != "" {
-		msg += fmt.Sprintf("; label the namespace to enforce it: kubectl label namespace %s %s=%s", ns, EnforceLabel, label)
-	}
-	return msg, nil
+	return enforcementOf(regs, &namespace), nil
 }

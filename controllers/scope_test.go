@@ -28,6 +28,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 )
 
 func TestWebhookScopeNotEnforced(t *testing.T) {
@@ -44,7 +46,7 @@ func TestWebhookScopeNotEnforced(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "tdb-vwc"},
 			Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 				Name: "eviction.policy.tdb.dev", NamespaceSelector: sel,
-				Rules: []admissionregistrationv1.RuleWithOperations{{Rule: admissionregistrationv1.Rule{Resources: []string{resource}}}},
+				Rules: []admissionregistrationv1.RuleWithOperations{evictionRule(resource)},
 			}},
 		}
 	}
@@ -90,15 +92,22 @@ func TestWebhookScopeNotEnforced(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &WebhookScope{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(tc.objs...).Build(), ConfigName: tc.config}
-			got, err := s.NotEnforced(context.Background(), tc.ns)
+			e, err := s.Enforcement(context.Background(), tc.ns)
 			if err != nil {
 				t.Fatal(err)
+			}
+			got := ""
+			if e.Reason == policyv1alpha1.ReasonNotEnforced {
+				got = e.Message
 			}
 			if tc.want == "" && got != "" {
 				t.Errorf("NotEnforced = %q, want enforced", got)
 			}
 			if tc.want != "" && !strings.Contains(got, tc.want) {
 				t.Errorf("NotEnforced = %q, want it to contain %q", got, tc.want)
+			}
+			if wantReason := policyv1alpha1.ReasonFullyEnforced; tc.want == "" && tc.config != "" && e.Reason != wantReason {
+				t.Errorf("Enforcement = %+v, want %s", e, wantReason)
 			}
 		})
 	}

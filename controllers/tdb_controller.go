@@ -309,11 +309,16 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 
-	notEnforced, err := r.notEnforced(ctx, &tdb)
+	enforcement, err := r.enforcement(ctx, &tdb)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	notEnforced := ""
+	if enforcement.Reason == policyv1alpha1.ReasonNotEnforced {
+		notEnforced = enforcement.Message
+	}
 	next := budget.StatusFor(&tdb, &res, now, notEnforced)
+	setEnforcedCondition(next, enforcement, tdb.Generation, now)
 	later, dropAt := dropLater(&tdb.Status, next, seen, now)
 	if later || equality.Semantic.DeepEqual(&tdb.Status, next) {
 		r.holds.end(req.NamespacedName)
@@ -582,12 +587,15 @@ func (r *BudgetReconciler) readLive(ctx context.Context, key client.ObjectKey, o
 	return r.LiveReader.Get(ctx, key, obj)
 }
 
-// notEnforced says why the budget is not enforced, or "".
-func (r *BudgetReconciler) notEnforced(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget) (string, error) {
+// enforcement says how far the eviction webhook decides the budget's
+// evictions (Reason "" when the webhook's registration is not read).
+func (r *BudgetReconciler) enforcement(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget) (Enforcement, error) {
 	if r.OperatorNamespace != "" && tdb.Namespace == r.OperatorNamespace {
-		return fmt.Sprintf("namespace %s is the operator's own: the eviction webhook lets its evictions through, so that draining the operator's node cannot deadlock; this budget is shown, not enforced. Move the workload to another namespace to protect it", tdb.Namespace), nil
+		return Enforcement{Reason: policyv1alpha1.ReasonNotEnforced, Message: fmt.Sprintf(
+			"namespace %s is the operator's own: the eviction webhook lets its evictions through, so that draining the operator's node cannot deadlock; this budget is shown, not enforced. Move the workload to another namespace to protect it",
+			tdb.Namespace)}, nil
 	}
-	return r.Scope.NotEnforced(ctx, tdb.Namespace)
+	return r.Scope.Enforcement(ctx, tdb.Namespace)
 }
 
 // failClosed writes 0 allowed and a SyncFailed condition, keeping the records.

@@ -32,10 +32,34 @@ const (
 	ReasonDomainError = "DomainError"
 	// ReasonSyncFailed: the status could not be computed; nothing is allowed.
 	ReasonSyncFailed = "SyncFailed"
-	// ReasonNotEnforced: the budget is in the operator's own namespace,
-	// whose evictions the webhook lets through (so that draining the
-	// operator's node cannot deadlock): its numbers are shown, not enforced.
+	// ReasonNotEnforced: the eviction webhook sees none of the budget's
+	// evictions: the budget is in the operator's own namespace, whose
+	// evictions the webhook lets through (so that draining the operator's
+	// node cannot deadlock), or the webhook's registration excludes them
+	// (not registered, rules, namespaceSelector, objectSelector). Its
+	// numbers are shown, not enforced. A reason of DisruptionAllowed and of
+	// Enforced.
 	ReasonNotEnforced = "NotEnforced"
+
+	// ConditionEnforced is True when the eviction webhook's registration
+	// sends it every eviction of the budget's namespace and refuses them
+	// while no operator replica answers; False, with the reason, when the
+	// webhook may skip or let through some of them. A warning about
+	// enforcement: the budget's numbers and DisruptionAllowed are computed
+	// as ever (DisruptionAllowed also says NotEnforced). Absent when the
+	// operator does not read its registration (--webhook-config-name "").
+	ConditionEnforced = "Enforced"
+	// ReasonFullyEnforced: the webhook decides every eviction of the
+	// budget's namespace, and fails closed.
+	ReasonFullyEnforced = "FullyEnforced"
+	// ReasonPartiallyEnforced: the webhook sees the namespace's evictions,
+	// but its matchConditions, or an objectSelector an Eviction's labels
+	// can fail, let some callers' evictions skip it.
+	ReasonPartiallyEnforced = "PartiallyEnforced"
+	// ReasonFailsOpen: the webhook sees every eviction of the namespace,
+	// but its failurePolicy is Ignore: while no operator replica answers,
+	// the API server lets evictions through unchecked.
+	ReasonFailsOpen = "FailsOpen"
 
 	// ConditionMirrored is present when spec.mirrorPodDisruptionBudgets is
 	// PerDomain: True when the operator keeps one PodDisruptionBudget per

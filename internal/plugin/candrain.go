@@ -30,6 +30,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/predict"
 )
 
@@ -264,7 +265,21 @@ func refCell(r predict.BudgetRef) string {
 	if r.NotEnforced {
 		s += " (not enforced)"
 	}
+	if w := enforcementNote(r.Enforcement); w != "" {
+		s += " (" + w + ")"
+	}
 	return s
+}
+
+// enforcementNote is how a budget's Enforced warning reads beside it.
+func enforcementNote(reason string) string {
+	switch reason {
+	case policyv1alpha1.ReasonPartiallyEnforced:
+		return "partially enforced"
+	case policyv1alpha1.ReasonFailsOpen:
+		return "fails open"
+	}
+	return ""
 }
 
 func blockLine(b predict.Block) string {

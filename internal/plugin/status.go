@@ -116,6 +116,9 @@ func printStatus(w io.Writer, l BudgetStatusList, now time.Time) {
 		if !b.Current {
 			state += " (status behind spec)"
 		}
+		if w := enforcementNote(b.Enforcement); w != "" {
+			state += " (" + w + ")"
+		}
 		head := fmt.Sprintf("%s\t%s\t%d\t%s", b.Namespace, b.Name, b.AllowedTogether, orDash(state))
 		if len(b.Domains) == 0 {
 			_, _ = fmt.Fprintf(tw, "%s\t-\t\t\t\t\t\t\t\t\n", head)
@@ -135,4 +138,13 @@ func printStatus(w io.Writer, l BudgetStatusList, now time.Time) {
 		}
 	}
 	_ = tw.Flush()
+	// The webhook decides these budgets' evictions, but may let some
+	// through unchecked: the condition says what, and what to change.
+	sep := "\n"
+	for _, b := range l.Items {
+		if b.Enforcement != "" {
+			_, _ = fmt.Fprintf(w, "%sWarning: %s/%s is %s: %s\n", sep, b.Namespace, b.Name, b.Enforcement, b.EnforcementMessage)
+			sep = ""
+		}
+	}
 }

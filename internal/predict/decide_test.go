@@ -26,6 +26,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
@@ -376,6 +377,32 @@ func TestDecideNotEnforcedBudget(t *testing.T) {
 	// decide"), not that no budget covers it.
 	if got.Reason != budget.DecisionNotEnforced {
 		t.Errorf("Reason = %s, want %s: Budgets lists a covering budget", got.Reason, budget.DecisionNotEnforced)
+	}
+}
+
+// TestDecideEnforcementWarning: a budget whose webhook may let some
+// evictions through unchecked (Enforced False, PartiallyEnforced or
+// FailsOpen) is decided as the webhook decides it when asked, and listed
+// with the warning; the NotEnforced budget stays as it was.
+func TestDecideEnforcementWarning(t *testing.T) {
+	six := zonedNodes(2, "a", "b", "c")
+	pods := podObjs(with(onePodPerNode(six), map[string]func(*builders.PodWrapper) *builders.PodWrapper{"web-zone-a-2": notReady})...)
+	for _, reason := range []string{policyv1alpha1.ReasonPartiallyEnforced, policyv1alpha1.ReasonFailsOpen} {
+		b := computed(webTDB("1"), six, pods)
+		withEnforced(metav1.ConditionFalse, reason, "a message")(&b)
+		v := snapshot(six, []policyv1alpha1.TopologyDisruptionBudget{b}, nil).Decide(byName(pods, "web-zone-a-1"))
+		if v.Allowed || v.Reason != budget.DecisionInsufficientPods {
+			t.Errorf("%s: Decide(web-zone-a-1) = allowed %v, %s; want refused, %s (the webhook decides it when asked)", reason, v.Allowed, v.Reason, budget.DecisionInsufficientPods)
+		}
+		if len(v.Budgets) != 1 || v.Budgets[0].Enforcement != reason || v.Budgets[0].NotEnforced {
+			t.Errorf("%s: Budgets = %+v, want the budget with enforcement %s", reason, v.Budgets, reason)
+		}
+	}
+	b := computedWith(webTDB("1"), six, pods, nil, "not enforced")
+	withEnforced(metav1.ConditionFalse, policyv1alpha1.ReasonNotEnforced, "not enforced")(&b)
+	v := snapshot(six, []policyv1alpha1.TopologyDisruptionBudget{b}, nil).Decide(byName(pods, "web-zone-a-1"))
+	if len(v.Budgets) != 1 || !v.Budgets[0].NotEnforced || v.Budgets[0].Enforcement != "" {
+		t.Errorf("NotEnforced: Budgets = %+v, want notEnforced and no other warning", v.Budgets)
 	}
 }
 

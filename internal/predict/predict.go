@@ -62,6 +62,12 @@ type BudgetRef struct {
 	// NotEnforced says the webhook does not decide this budget's pods
 	// (condition reason NotEnforced): it is shown, and refuses nothing.
 	NotEnforced bool `json:"notEnforced,omitempty"`
+	// Enforcement is the reason of the budget's Enforced condition when the
+	// webhook may let some of its evictions through unchecked:
+	// PartiallyEnforced (some callers' evictions skip it) or FailsOpen
+	// (evictions pass while no operator replica answers). A warning: the
+	// verdicts are the webhook's when it is asked.
+	Enforcement string `json:"enforcement,omitempty"`
 }
 
 // Block is one budget refusing an eviction, in the webhook's (or core's)
@@ -343,7 +349,24 @@ func tdbRef(t *policyv1alpha1.TopologyDisruptionBudget, domain string) BudgetRef
 	if c := apimeta.FindStatusCondition(t.Status.Conditions, policyv1alpha1.ConditionDisruptionAllowed); c != nil && c.Reason == policyv1alpha1.ReasonNotEnforced {
 		ref.NotEnforced = true
 	}
+	ref.Enforcement, _ = EnforcementWarning(t)
 	return ref
+}
+
+// EnforcementWarning is the reason and message of t's Enforced condition
+// when the webhook decides t's evictions but may let some through
+// unchecked (PartiallyEnforced, FailsOpen); "" otherwise. NotEnforced is
+// the DisruptionAllowed condition's reason, shown as such.
+func EnforcementWarning(t *policyv1alpha1.TopologyDisruptionBudget) (reason, message string) {
+	c := apimeta.FindStatusCondition(t.Status.Conditions, policyv1alpha1.ConditionEnforced)
+	if c == nil || c.Status != metav1.ConditionFalse {
+		return "", ""
+	}
+	switch c.Reason {
+	case policyv1alpha1.ReasonPartiallyEnforced, policyv1alpha1.ReasonFailsOpen:
+		return c.Reason, c.Message
+	}
+	return "", ""
 }
 
 // tdbHint says what would change a TDB's refusal.

@@ -34,6 +34,11 @@ type BudgetStatus struct {
 	// Condition is the DisruptionAllowed condition's reason and message.
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Enforcement and EnforcementMessage are the Enforced condition's
+	// reason and message when the webhook may let some of the budget's
+	// evictions through unchecked (PartiallyEnforced, FailsOpen).
+	Enforcement        string `json:"enforcement,omitempty"`
+	EnforcementMessage string `json:"enforcementMessage,omitempty"`
 	// Current says the status was computed for the budget's generation.
 	Current bool           `json:"current"`
 	Domains []DomainStatus `json:"domains"`
@@ -73,6 +78,7 @@ func StatusOf(t *policyv1alpha1.TopologyDisruptionBudget) BudgetStatus {
 	if blocked {
 		out.AllowedTogether = 0
 	}
+	out.Enforcement, out.EnforcementMessage = EnforcementWarning(t)
 	inFlight := map[string]int{}
 	for _, r := range t.Status.DisruptedPods {
 		inFlight[r.Domain]++

@@ -121,6 +121,35 @@ func TestStatusOf(t *testing.T) {
 					{Name: "zone-b", Healthy: 3, Expected: 3, Desired: 2, Allowed: 1},
 					{Name: "zone-c", Healthy: 3, Expected: 3, Desired: 2, Allowed: 1},
 				}}},
+		{name: "the webhook fails open: a warning beside the numbers",
+			tdb:  webTDB("1"),
+			edit: withEnforced(metav1.ConditionFalse, policyv1alpha1.ReasonFailsOpen, "fails open (failurePolicy Ignore)"),
+			want: predict.BudgetStatus{Namespace: ns, Name: "web", AllowedTogether: 3, Reason: policyv1alpha1.ReasonSufficientPods, Current: true,
+				Enforcement: policyv1alpha1.ReasonFailsOpen, EnforcementMessage: "fails open (failurePolicy Ignore)",
+				Domains: []predict.DomainStatus{
+					{Name: "zone-a", Healthy: 3, Expected: 3, Desired: 2, Allowed: 1},
+					{Name: "zone-b", Healthy: 3, Expected: 3, Desired: 2, Allowed: 1},
+					{Name: "zone-c", Healthy: 3, Expected: 3, Desired: 2, Allowed: 1},
+				}}},
+		{name: "some callers skip the webhook: a warning beside the numbers",
+			tdb:  webTDB("1"),
+			edit: withEnforced(metav1.ConditionFalse, policyv1alpha1.ReasonPartiallyEnforced, "its matchConditions not-karpenter"),
+			want: predict.BudgetStatus{Namespace: ns, Name: "web", AllowedTogether: 3, Reason: policyv1alpha1.ReasonSufficientPods, Current: true,
+				Enforcement: policyv1alpha1.ReasonPartiallyEnforced, EnforcementMessage: "its matchConditions not-karpenter",
+				Domains: []predict.DomainStatus{
+					{Name: "zone-a", Healthy: 3, Expected: 3, Desired: 2, Allowed: 1},
+					{Name: "zone-b", Healthy: 3, Expected: 3, Desired: 2, Allowed: 1},
+					{Name: "zone-c", Healthy: 3, Expected: 3, Desired: 2, Allowed: 1},
+				}}},
+		{name: "fully enforced: no warning",
+			tdb:  webTDB("1"),
+			edit: withEnforced(metav1.ConditionTrue, policyv1alpha1.ReasonFullyEnforced, "decides every eviction"),
+			want: predict.BudgetStatus{Namespace: ns, Name: "web", AllowedTogether: 3, Reason: policyv1alpha1.ReasonSufficientPods, Current: true,
+				Domains: []predict.DomainStatus{
+					{Name: "zone-a", Healthy: 3, Expected: 3, Desired: 2, Allowed: 1},
+					{Name: "zone-b", Healthy: 3, Expected: 3, Desired: 2, Allowed: 1},
+					{Name: "zone-c", Healthy: 3, Expected: 3, Desired: 2, Allowed: 1},
+				}}},
 		{name: "the rollout's phase of each domain",
 			tdb: webTDB("1"),
 			edit: func(t *policyv1alpha1.TopologyDisruptionBudget) {
@@ -166,6 +195,17 @@ func TestStatusOf(t *testing.T) {
 					t.Errorf("AllowedTogether = %d, status.disruptionsAllowed = %d", got.AllowedTogether, b.Status.DisruptionsAllowed)
 				}
 			}
+		})
+	}
+}
+
+// withEnforced sets the budget's Enforced condition, as the status
+// controller writes it.
+func withEnforced(status metav1.ConditionStatus, reason, message string) func(*policyv1alpha1.TopologyDisruptionBudget) {
+	return func(t *policyv1alpha1.TopologyDisruptionBudget) {
+		t.Status.Conditions = append(t.Status.Conditions, metav1.Condition{
+			Type: policyv1alpha1.ConditionEnforced, Status: status, Reason: reason, Message: message,
+			ObservedGeneration: t.Generation, LastTransitionTime: metav1.NewTime(now),
 		})
 	}
 }
