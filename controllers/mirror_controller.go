@@ -62,11 +62,17 @@ import (
 // mirrors, the label and the condition, nothing else: the eviction webhook
 // decides evictions whatever the mirrors say.
 //
-// A budget never puts a pod under a second PodDisruptionBudget: when a
-// covered pod, labelled with its domain, would be selected by a PDB the
-// budget does not own, the budget mirrors nothing (Mirrored=False,
-// PDBConflict). Between two mirrored budgets the younger yields (creation
-// time, then name), so the two cannot take turns.
+// A budget never puts a pod under a second PodDisruptionBudget, not even for
+// a moment: when a covered pod, labelled with its domain, would be selected
+// by a PDB the budget does not own, the budget mirrors nothing
+// (Mirrored=False, PDBConflict). Between two mirrored budgets selecting the
+// same pods the younger yields (creation time, then name) to the older
+// budget itself, mirrors or not, so the two cannot take turns, and the
+// older creates its mirrors only once the younger's are gone. Within one
+// budget, a mirror whose domain went (a key removed, the domain "all"
+// appearing or leaving) or whose selector changes is deleted before any
+// mirror is created, and no mirror is created or updated while another PDB
+// still selects one of its pods.
 type MirrorReconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
@@ -172,8 +178,8 @@ func (r *MirrorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.clearReplacedDisruptions(ctx, tdb, snap, pdbs.Items); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.ensureMirrors(ctx, tdb, key, pdbs.Items); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+	if err := r.ensureMirrors(ctx, tdb, key, checked, pdbs.Items); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || errors.Is(err, errMirrorOverlap) {
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
 		if werr := r.setCondition(ctx, tdb, &metav1.Condition{Status: metav1.ConditionFalse,
@@ -228,6 +234,9 @@ func (r *MirrorReconciler) place(snap *snapshot.Snapshot) (covered, uncovered []
 func (r *MirrorReconciler) conflict(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, key string,
 	covered []placedPod, pdbs []policyv1.PodDisruptionBudget) (string, error) {
 	sort.Slice(pdbs, func(i, j int) bool { return pdbs[i].Name < pdbs[j].Name })
+	if c, err := r.olderBudgetSelecting(ctx, tdb, covered); err != nil || c != "" {
+		return c, err
+	}
 	for i := range pdbs {
 		pdb := &pdbs[i]
 		if isMirrorOf(pdb, tdb) {
@@ -261,6 +270,40 @@ func (r *MirrorReconciler) conflict(ctx context.Context, tdb *policyv1alpha1.Top
 	return "", nil
 }
 
+// olderBudgetSelecting names the first older mirrored budget of the
+// namespace whose selector may select a covered pod; "" when there is none.
+// The younger yields to the budget, not to its mirrors: the older one
+// creates its mirrors only once the younger's are gone (ensureMirrors), so
+// waiting for them would wait for ever.
+func (r *MirrorReconciler) olderBudgetSelecting(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, covered []placedPod) (string, error) {
+	var tdbs policyv1alpha1.TopologyDisruptionBudgetList
+	if err := r.Client.List(ctx, &tdbs, client.InNamespace(tdb.Namespace)); err != nil {
+		return "", fmt.Errorf("listing budgets of %s: %w", tdb.Namespace, err)
+	}
+	sort.Slice(tdbs.Items, func(i, j int) bool { return tdbs.Items[i].Name < tdbs.Items[j].Name })
+	for i := range tdbs.Items {
+		other := &tdbs.Items[i]
+		if other.UID == tdb.UID || other.Spec.MirrorPodDisruptionBudgets != policyv1alpha1.MirrorPerDomain ||
+			!other.DeletionTimestamp.IsZero() || !olderThan(other, tdb) {
+			continue
+		}
+		cov := r.Snapshots.Coverage(other)
+		for _, c := range covered {
+			if cov.MightSelect(c.pod.Namespace, labels.Set(c.pod.Labels)) {
+				return fmt.Sprintf("pod %s is also selected by budget %s, which is older and mirrored; the eviction API refuses a pod under two PodDisruptionBudgets, so this budget mirrors nothing (make the selectors disjoint, or turn mirroring off on one)",
+					c.pod.Name, other.Name), nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// olderThan orders budgets by creation time, then name.
+func olderThan(a, b *policyv1alpha1.TopologyDisruptionBudget) bool {
+	x, y := a.CreationTimestamp.Time, b.CreationTimestamp.Time
+	return x.Before(y) || (x.Equal(y) && a.Name < b.Name)
+}
+
 // yieldsTo says whether tdb gives way to the PodDisruptionBudget: always to
 // one that is not a mirror; to another budget's mirror only if that budget
 // still exists and is older (creation time, then name).
@@ -279,8 +322,7 @@ func (r *MirrorReconciler) yieldsTo(ctx context.Context, tdb *policyv1alpha1.Top
 	if other.UID != ref.UID || other.Spec.MirrorPodDisruptionBudgets != policyv1alpha1.MirrorPerDomain {
 		return false, nil // its owner removes it
 	}
-	a, b := other.CreationTimestamp.Time, tdb.CreationTimestamp.Time
-	return a.Before(b) || (a.Equal(b) && other.Name < tdb.Name), nil
+	return olderThan(&other, tdb), nil
 }
 
 func isMirrorOf(pdb *policyv1.PodDisruptionBudget, tdb *policyv1alpha1.TopologyDisruptionBudget) bool {
@@ -346,21 +388,53 @@ func (r *MirrorReconciler) patchLabel(ctx context.Context, p *corev1.Pod, key st
 	return fmt.Errorf("labelling pod %s/%s with its domain: %w", p.Namespace, p.Name, err)
 }
 
-// ensureMirrors creates or updates the mirror of each domain of the status
-// and deletes the budget's mirrors of domains it no longer has.
-func (r *MirrorReconciler) ensureMirrors(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, key string, pdbs []policyv1.PodDisruptionBudget) error {
+// errMirrorOverlap says a mirror was not created because another
+// PodDisruptionBudget still selects one of its pods (one being removed).
+var errMirrorOverlap = errors.New("another PodDisruptionBudget still selects a pod of the mirror")
+
+// ensureMirrors brings the budget's mirrors to one per domain of the status.
+// No pod is ever under two PodDisruptionBudgets on the way: first the
+// mirrors of domains the budget no longer has, and those whose selector
+// changes, are deleted; then each mirror is created or updated, unless a
+// PodDisruptionBudget left (another budget's that must yield first, or one
+// whose deletion is not confirmed) selects one of its pods, now or once
+// labelled (pods: the covered pods with their domains).
+func (r *MirrorReconciler) ensureMirrors(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, key string,
+	pods []placedPod, pdbs []policyv1.PodDisruptionBudget) error {
+	wanted := budget.MirrorDomains(&tdb.Spec, &tdb.Status)
+	next := make(map[string]*policyv1.PodDisruptionBudget, len(wanted))
+	for _, m := range wanted {
+		p := mirrorOf(tdb, key, m)
+		next[p.Name] = p
+	}
 	have := map[string]*policyv1.PodDisruptionBudget{}
+	var stale, others []*policyv1.PodDisruptionBudget
 	for i := range pdbs {
-		if isMirrorOf(&pdbs[i], tdb) {
-			have[pdbs[i].Name] = &pdbs[i]
+		p := &pdbs[i]
+		switch n, ok := next[p.Name]; {
+		case !isMirrorOf(p, tdb):
+			others = append(others, p)
+		case !ok || !equality.Semantic.DeepEqual(p.Spec.Selector, n.Spec.Selector):
+			stale = append(stale, p)
+		default:
+			have[p.Name] = p
 		}
 	}
-	want := map[string]bool{}
+	if err := r.deleteMirrors(ctx, stale); err != nil {
+		return err
+	}
 	var errs []error
-	for _, m := range budget.MirrorDomains(&tdb.Spec, &tdb.Status) {
-		next := mirrorOf(tdb, key, m)
-		want[next.Name] = true
+	for _, m := range wanted {
+		next := next[budget.MirrorName(tdb.Name, m.Domain)]
 		cur, ok := have[next.Name]
+		if !ok || !equality.Semantic.DeepEqual(cur.Spec.Selector, next.Spec.Selector) {
+			if p, other := overlap(next, key, pods, others, have); p != "" {
+				log.FromContext(ctx).V(1).Info("mirror waits for another PodDisruptionBudget to go", "tdb", klog.KObj(tdb),
+					"mirror", next.Name, "pod", p, "pdb", other)
+				errs = append(errs, fmt.Errorf("PodDisruptionBudget %s/%s: %w (pod %s, PodDisruptionBudget %s)", next.Namespace, next.Name, errMirrorOverlap, p, other))
+				continue
+			}
+		}
 		switch {
 		case !ok:
 			if err := r.Client.Create(ctx, next); err != nil {
@@ -379,12 +453,67 @@ func (r *MirrorReconciler) ensureMirrors(ctx context.Context, tdb *policyv1alpha
 			operatormetrics.MirrorWrites.WithLabelValues("update").Inc()
 		}
 	}
-	if err := r.removeMirrors(ctx, tdb.Namespace, func(p *policyv1.PodDisruptionBudget) bool {
-		return isMirrorOf(p, tdb) && !want[p.Name]
-	}, pdbs); err != nil {
-		errs = append(errs, err)
-	}
 	return errors.Join(errs...)
+}
+
+// deleteMirrors deletes the given mirrors, each on the version read, and
+// fails unless every one is gone: a mirror that is to be replaced must be
+// gone before its replacement exists.
+func (r *MirrorReconciler) deleteMirrors(ctx context.Context, pdbs []*policyv1.PodDisruptionBudget) error {
+	for _, p := range pdbs {
+		err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID, ResourceVersion: &p.ResourceVersion})
+		switch {
+		case err == nil:
+			operatormetrics.MirrorWrites.WithLabelValues("delete").Inc()
+		case apierrors.IsNotFound(err):
+		default:
+			// Changed since read (its event brings us back), or failed:
+			// nothing is created over it.
+			return fmt.Errorf("deleting PodDisruptionBudget %s/%s: %w", p.Namespace, p.Name, err)
+		}
+	}
+	return nil
+}
+
+// overlap names a pod the mirror would select that a PodDisruptionBudget
+// other than the mirror's current version also selects, and that
+// PodDisruptionBudget; "" when there is none. A pod is taken with its labels
+// as they are now and as label() makes them (its domain under key), each
+// state on its own: a pod relabelled from one domain to another is never
+// selected by both domains' mirrors at once.
+func overlap(mirror *policyv1.PodDisruptionBudget, key string, pods []placedPod, others []*policyv1.PodDisruptionBudget,
+	own map[string]*policyv1.PodDisruptionBudget) (pod, pdb string) {
+	mine, err := metav1.LabelSelectorAsSelector(mirror.Spec.Selector)
+	if err != nil {
+		return "", ""
+	}
+	var rest []*policyv1.PodDisruptionBudget
+	rest = append(rest, others...)
+	for name, p := range own {
+		if name != mirror.Name {
+			rest = append(rest, p)
+		}
+	}
+	sort.Slice(rest, func(i, j int) bool { return rest[i].Name < rest[j].Name })
+	for _, c := range pods {
+		now := labels.Set(c.pod.Labels)
+		then := now
+		if key != "" {
+			then = labels.Merge(now, labels.Set{key: c.domain})
+		}
+		for _, o := range rest {
+			// A nil selector selects nothing, as the eviction API reads it;
+			// one that does not parse, nothing either.
+			sel, err := metav1.LabelSelectorAsSelector(o.Spec.Selector)
+			if err != nil || o.Spec.Selector == nil {
+				continue
+			}
+			if (mine.Matches(now) && sel.Matches(now)) || (mine.Matches(then) && sel.Matches(then)) {
+				return c.pod.Name, o.Name
+			}
+		}
+	}
+	return "", ""
 }
 
 // clearReplacedDisruptions drops, from the status of the budget's mirrors,
@@ -579,6 +708,11 @@ func (r *MirrorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("mirror").
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		For(&policyv1alpha1.TopologyDisruptionBudget{}, builder.WithPredicates(mirrorInputsOfBudgetChanged{})).
+		// Another budget of the namespace created, deleted, or turning
+		// mirroring on or off: a younger budget over the same pods yields
+		// to an older one, and the older one waits for its mirrors to go.
+		Watches(&policyv1alpha1.TopologyDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.mirroredBudgetsOfNamespace),
+			builder.WithPredicates(mirroringOfBudgetChanged{})).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		// Every PDB of the namespace, other budgets' mirrors included: an
 		// older budget's new mirror makes a younger one yield, and its
@@ -645,6 +779,15 @@ func (mirrorInputsOfBudgetChanged) Update(e event.UpdateEvent) bool {
 		!equality.Semantic.DeepEqual(apimeta.FindStatusCondition(o.Status.Conditions, policyv1alpha1.ConditionMirrored),
 			apimeta.FindStatusCondition(n.Status.Conditions, policyv1alpha1.ConditionMirrored)) ||
 		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
+}
+
+// mirroringOfBudgetChanged passes budget creations and deletions, and
+// updates of the spec (mirroring, selector) or of deletion.
+type mirroringOfBudgetChanged struct{ predicate.Funcs }
+
+func (mirroringOfBudgetChanged) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
+		(e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil)
 }
 
 // mirrorInputsOfPodChanged passes pod creations and deletions, and updates
