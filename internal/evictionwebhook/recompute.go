@@ -57,8 +57,17 @@ import (
 // A status that is stale, fail-closed, not enforced or blocked is never
 // overridden; a refusal that cannot be recomputed stays a refusal, and a
 // grant that cannot is refused, as the status controller's next write will
-// refuse it. In a process that does not run the status controller (a
-// replica that is not the leader) nothing is checked.
+// refuse it.
+//
+// A replica that does not run the status controller (not the leader) cannot
+// tell whether its cache is ahead of the status, and does not lift
+// refusals: it decides each grant the numbers made again on its own cache,
+// with the records of the version being decided on, and refuses it when
+// that computation refuses (a pod of the domain turned not Ready or was
+// deleted since the status was written). It writes nothing more than the
+// grant: the stricter of the written status and its cache decides, so a
+// storm of evictions spread over every replica is held as the leader holds
+// it.
 
 // recomputable says whether d is a refusal a fresh computation may lift.
 func recomputable(d budget.Decision) bool {
@@ -91,11 +100,16 @@ func (h *EvictionHandler) behind(tdb *policyv1alpha1.TopologyDisruptionBudget) b
 // the recomputed status refuses is refused so; otherwise tdb is left as it
 // was and d returned.
 func (h *EvictionHandler) refresh(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, d budget.Decision, req budget.EvictionRequest) (_ budget.Decision, fresh bool) {
-	if !checkable(d) || !h.behind(tdb) {
+	if !checkable(d) || !overridable(tdb) {
 		return d, false
 	}
-	if c := apimeta.FindStatusCondition(tdb.Status.Conditions, policyv1alpha1.ConditionDisruptionAllowed); c == nil || c.Reason == policyv1alpha1.ReasonNotEnforced ||
-		c.Reason == policyv1alpha1.ReasonSyncFailed || c.Reason == policyv1alpha1.ReasonDomainError || tdb.Status.ObservedGeneration != tdb.Generation {
+	if h.follows() {
+		if counted(d) {
+			return h.checkOnFollower(ctx, tdb, d, req), false
+		}
+		return d, false
+	}
+	if !h.behind(tdb) {
 		return d, false
 	}
 	key := client.ObjectKeyFromObject(tdb)
@@ -149,6 +163,54 @@ func (h *EvictionHandler) refresh(ctx context.Context, tdb *policyv1alpha1.Topol
 		operatormetrics.Recomputations.WithLabelValues("withdrawn").Inc()
 		return again, false
 	}
+}
+
+// overridable says whether a decision on tdb's status may be checked on the
+// cache: the status is current and neither fail-closed, blocked nor not
+// enforced.
+func overridable(tdb *policyv1alpha1.TopologyDisruptionBudget) bool {
+	c := apimeta.FindStatusCondition(tdb.Status.Conditions, policyv1alpha1.ConditionDisruptionAllowed)
+	return c != nil && c.Reason != policyv1alpha1.ReasonNotEnforced && c.Reason != policyv1alpha1.ReasonSyncFailed &&
+		c.Reason != policyv1alpha1.ReasonDomainError && tdb.Status.ObservedGeneration == tdb.Generation
+}
+
+// follows says whether this process checks decisions on its cache without
+// running the status controller: recomputation is on, and this replica is
+// not the leader.
+func (h *EvictionHandler) follows() bool { return h.Computes != nil && !h.Computes() }
+
+// checkOnFollower decides the grant d again on tdb's status recomputed
+// from this replica's cache, and refuses it when that refuses: the status
+// may have been written before a pod of the domain turned not Ready or was
+// deleted. A grant that cannot be recomputed is refused, as the leader
+// refuses it. The grant, when it stands, is made on the written status.
+func (h *EvictionHandler) checkOnFollower(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, d budget.Decision, req budget.EvictionRequest) budget.Decision {
+	g := h.Computations
+	if g == nil {
+		g = h.snapshots()
+	}
+	// Not memoised: the events that would tell a memo stale are counted by
+	// the status controller, which does not run here.
+	computed, err := g.Compute(ctx, tdb, snapshot.ComputeOptions{Now: req.Now, RecordTimeout: h.RecordTimeout})
+	if err != nil {
+		log.FromContext(ctx).V(1).Info("recomputing a budget on a replica that is not the leader", "error", err.Error())
+		return budget.Decision{Reason: ReasonUnavailable, Message: fmt.Sprintf(
+			"topology disruption budget %s/%s: its pods cannot be read now; retry", tdb.Namespace, tdb.Name)}
+	}
+	operatormetrics.Recomputations.WithLabelValues("computed").Inc()
+	res := &computed.Result
+	if reason, _ := res.Blocked(); (reason != "" || res.Err != nil) && computed.Custom && h.Computations == nil {
+		// Blocked only because this handler reads no custom scale.
+		return d
+	}
+	next := tdb.DeepCopy()
+	next.Status = *budget.StatusFor(tdb, res, req.Now, "").DeepCopy()
+	again := budget.DecideEviction(next, req)
+	if again.Allowed {
+		return d
+	}
+	operatormetrics.Recomputations.WithLabelValues("withdrawn").Inc()
+	return again
 }
 
 // recompute is the status controller's computation of tdb from the cache

@@ -492,3 +492,42 @@ func webRef() metav1.OwnerReference {
 	sts.UID = "s1"
 	return builders.RefTo(sts)
 }
+
+// A replica that does not run the status controller checks every grant the
+// numbers made on its own cache, and refuses one the cache no longer
+// allows (web-2 turned not Ready after the status was written): about half
+// the evictions of a storm reach it. A grant its cache also allows goes
+// through on the written status; a refusal is never lifted there.
+func TestAReplicaThatIsNotTheLeaderRefusesAGrantItsCacheNoLongerAllows(t *testing.T) {
+	for _, dryRun := range []bool{false, true} {
+		c := closing(t)
+		h := newHandler(t, c, c)
+		h.Computes = computes(false)
+		resp := h.Handle(context.Background(), request(t, eviction(), dryRun))
+		if resp.Allowed || resp.Result.Code != http.StatusTooManyRequests {
+			t.Fatalf("dry run %v: answer %v %d (%s); want a 429: web-2 is not Ready and zone-a allows one", dryRun, resp.Allowed, resp.Result.Code, resp.Result.Message)
+		}
+		if got := getBudget(t, c, "b"); len(got.Status.DisruptedPods) != 0 {
+			t.Errorf("records %+v after a refusal; want none", got.Status.DisruptedPods)
+		}
+	}
+
+	c := closing(t)
+	setReady(t, c, "web-2", true)
+	h := newHandler(t, c, c)
+	h.Computes = computes(false)
+	if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
+		t.Fatalf("refused (%s); status and cache both allow one", resp.Result.Message)
+	}
+	got := getBudget(t, c, "b")
+	if len(got.Status.DisruptedPods) != 1 || got.Status.Domains[0].DisruptionsAllowed != 0 {
+		t.Errorf("after the grant: records %+v, zone-a %+v; want web-0 charged on the written status", got.Status.DisruptedPods, got.Status.Domains[0])
+	}
+
+	// Recomputation off (NoRecompute): the written status decides.
+	c = closing(t)
+	h = newHandler(t, c, c)
+	if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
+		t.Errorf("refused (%s) with recomputation off; the written status allows one", resp.Result.Message)
+	}
+}

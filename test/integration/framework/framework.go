@@ -151,6 +151,9 @@ type ManagerOptions struct {
 	Callers *evictionwebhook.CallerPolicy
 	// ReopenWriteDelay is --reopen-write-delay (0: off, the default).
 	ReopenWriteDelay time.Duration
+	// WebhookConfigName is --webhook-config-name: the configuration whose
+	// namespaceSelector says which budgets are enforced ("": no check).
+	WebhookConfigName string
 }
 
 // StartManagerWith runs a manager as the binary wires it.
@@ -195,7 +198,7 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 	if !o.NoController {
 		if err := controllers.SetupAll(mgr, controllers.Options{Clock: clk, RecordTimeout: recordTimeout,
 			OperatorNamespace: ExemptNamespace, GoneNodes: goneNodes, Versions: versions, Pending: pending, Snapshots: snapshots,
-			ReopenWriteDelay: o.ReopenWriteDelay, QuietWriteDelay: quietWriteDelay}); err != nil {
+			ReopenWriteDelay: o.ReopenWriteDelay, QuietWriteDelay: quietWriteDelay, WebhookConfigName: o.WebhookConfigName}); err != nil {
 			cancel()
 			return nil, err
 		}
@@ -208,13 +211,15 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 			callers = &evictionwebhook.CallerPolicy{TrustedNamespaces: map[string]bool{"kube-system": true}}
 		}
 		h, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: ExemptNamespace, Clock: clk, GoneNodes: goneNodes, Callers: *callers, Versions: versions,
-			RecordTimeout: recordTimeout, Pending: pending, Snapshots: snapshots,
-			// Without the status controller in the process, the webhook's
-			// cache is not the one the statuses come from.
-			NoRecompute: o.NoController})
+			RecordTimeout: recordTimeout, Pending: pending, Snapshots: snapshots})
 		if err != nil {
 			cancel()
 			return nil, err
+		}
+		if o.NoController {
+			// As a replica of the binary that is not the leader: it runs no
+			// status controller, and checks grants on its own cache.
+			h.Computes = func() bool { return false }
 		}
 		m.Handler = h
 	}
