@@ -66,25 +66,10 @@ import (
 // names it too).
 const leaderElectionID = "tdb-operator.policy.tdb.dev"
 
-// maxReopenWriteDelay bounds --reopen-write-delay: a status held longer
-// would leave planners (the mirrored PodDisruptionBudgets) and the other
-// replicas refusing for that long after a domain reopened.
-const maxReopenWriteDelay = time.Minute
-
 // maxStatusWorkers bounds --status-workers: each worker may hold a status
 // write to the API server, and 8 live reads (all of them together at most
 // 128: controllers.liveReads).
 const maxStatusWorkers = 256
-
-// quietWriteDelay is how long the status controller may hold a write that
-// only lowers expected pods: only where this process serves the webhook,
-// whose recomputation decides on the held numbers meanwhile.
-func quietWriteDelay(enableWebhook bool) time.Duration {
-	if !enableWebhook {
-		return 0
-	}
-	return controllers.DefaultQuietWriteDelay
-}
 
 func main() {
 	if err := run(); err != nil {
@@ -123,7 +108,7 @@ func run() error {
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader among replicas for the controllers (the webhook is served by every replica).")
 	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease; default: the namespace the manager runs in.")
 	flag.DurationVar(&recordTimeout, "record-timeout", budget.DefaultRecordTimeout, fmt.Sprintf("How long, from when the operator first sees it, an eviction record protects a pod that keeps running without being deleted; then the pod is read live and, still running and not deleting, the record is taken for an eviction that never happened and dropped. At least %s.", budget.MinRecordTimeout))
-	flag.DurationVar(&reopenDelay, "reopen-write-delay", 0, fmt.Sprintf("How long the status controller may hold a status write that only relaxes a budget (a replacement turned Ready and its domain reopened), so that the next eviction granted in the budget carries it in its own write: fewer status writes per eviction, for a status, and the PodDisruptionBudgets mirrored from it, that show a reopen up to this much later. Meanwhile the leader's webhook grants on the reopened numbers when a pod or workload event reopened the budget (a replacement turned Ready); a reopen by a record past its time, and a replica that is not the leader, wait for the write. 0 (the default): none is held but one that only lowers expected pods, which the webhook's replica holds up to 10s (docs/budgets.md). At most %s; needs --enable-webhook. See docs/scale.md.", maxReopenWriteDelay))
+	flag.DurationVar(&reopenDelay, "reopen-write-delay", 0, "Deprecated, no effect: the status controller no longer holds any status write (the written status is the truth within the status lag). Accepted so that existing manifests keep working; a warning is logged when set.")
 	flag.BoolVar(&enableWebhook, "enable-webhook", true, "Serve the pods/eviction admission webhook.")
 	flag.StringVar(&webhookHost, "webhook-host", "", "Address the webhook server binds to; empty means all interfaces.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port of the webhook server (TLS).")
@@ -147,14 +132,11 @@ func run() error {
 	if recordTimeout < budget.MinRecordTimeout {
 		return fmt.Errorf("--record-timeout must be at least %s (core deletes an evicted pod within about 10 s of admitting the eviction), got %s", budget.MinRecordTimeout, recordTimeout)
 	}
-	if reopenDelay < 0 || reopenDelay > maxReopenWriteDelay {
-		return fmt.Errorf("--reopen-write-delay must be between 0 and %s, got %s", maxReopenWriteDelay, reopenDelay)
-	}
 	if statusWorkers < 1 || statusWorkers > maxStatusWorkers {
 		return fmt.Errorf("--status-workers must be between 1 and %d, got %d", maxStatusWorkers, statusWorkers)
 	}
-	if reopenDelay > 0 && !enableWebhook {
-		return fmt.Errorf("--reopen-write-delay=%s needs --enable-webhook: a held status write is carried by the next grant of this process's webhook, and without it evictions would only be refused longer", reopenDelay)
+	if reopenDelay != 0 {
+		ctrl.Log.Info("--reopen-write-delay is deprecated and has no effect: no status write is held", "reopen-write-delay", reopenDelay.String())
 	}
 	if err := checkClientCAName(clientCAName, certRotation); err != nil {
 		return err
@@ -236,7 +218,7 @@ func run() error {
 	// One gathering layer for the controllers and the webhook's
 	// recomputations of their statuses.
 	snapshots := controllers.NewGatherer(mgr, goneNodes)
-	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, ReopenWriteDelay: reopenDelay, QuietWriteDelay: quietWriteDelay(enableWebhook), OperatorNamespace: operatorNS, WebhookConfigName: certOptions.WebhookConfigName, GoneNodes: goneNodes, Versions: versions, Pending: pending, Snapshots: snapshots, StatusWorkers: statusWorkers}); err != nil {
+	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, OperatorNamespace: operatorNS, WebhookConfigName: certOptions.WebhookConfigName, GoneNodes: goneNodes, Versions: versions, Pending: pending, Snapshots: snapshots, StatusWorkers: statusWorkers}); err != nil {
 		return err
 	}
 	if enableWebhook {

@@ -51,14 +51,6 @@ type Options struct {
 	// Pending is shared by the status controller and the eviction webhook
 	// (nil: the status controller keeps its own).
 	Pending *budgetstatus.Pending
-	// ReopenWriteDelay is how long the status controller may hold a status
-	// write that only relaxes a budget (BudgetReconciler.ReopenWriteDelay;
-	// zero: written at once).
-	ReopenWriteDelay time.Duration
-	// QuietWriteDelay is how long it may hold one that only lowers expected
-	// pods (BudgetReconciler.QuietWriteDelay; zero: written at once). The
-	// binary sets DefaultQuietWriteDelay where it serves the webhook.
-	QuietWriteDelay time.Duration
 	// Snapshots is the gathering layer every controller shares, and the
 	// eviction webhook's recomputations with them (nil: a new one, over
 	// the manager's client, custom scales read live).
@@ -107,8 +99,6 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 		Recorder:          recorder,
 		Clock:             o.Clock,
 		RecordTimeout:     o.RecordTimeout,
-		ReopenWriteDelay:  o.ReopenWriteDelay,
-		QuietWriteDelay:   o.QuietWriteDelay,
 		OperatorNamespace: o.OperatorNamespace,
 		Scope:             &WebhookScope{Reader: mgr.GetClient(), ConfigName: o.WebhookConfigName},
 		GoneNodes:         o.GoneNodes,

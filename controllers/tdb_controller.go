@@ -127,28 +127,10 @@ type BudgetReconciler struct {
 	// behind the cache, and which records live reads confirmed gone (nil:
 	// the controller keeps its own).
 	Pending *budgetstatus.Pending
-	// ReopenWriteDelay, if positive, lets a status write that only relaxes
-	// the budget (budget.Relaxes: a replacement turned Ready, its domain
-	// reopened) wait up to this long, counted from the first pass that
-	// found it, for a write of the eviction webhook to carry it: the next
-	// grant of the budget, which the webhook makes on the status recomputed
-	// from the cache where this controller runs (evictionwebhook.refresh).
-	// Fewer writes per eviction, for a status that shows a reopen up to
-	// this much later. Anything stricter is written at once, with whatever
-	// was held. Zero (the default): no change is held but QuietWriteDelay's.
-	ReopenWriteDelay time.Duration
-	// QuietWriteDelay, if positive, lets a status write that only lowers
-	// expected pods (budget.QuietlyRelaxes: no healthy count, no allowance
-	// moved) wait as long, or ReopenWriteDelay if longer, for the next write
-	// to carry it. Only where this process serves the webhook, which then
-	// decides on the recomputed status (DefaultQuietWriteDelay); zero:
-	// written at once.
-	QuietWriteDelay time.Duration
 	// Workers is how many budgets are passed at once (0:
 	// DefaultStatusWorkers).
 	Workers int
 
-	holds     reopenHolds
 	sightings recordSightings
 	// liveSlots bound the live reads in flight (liveReads, or
 	// liveReadsLimit if positive: tests).
@@ -243,7 +225,6 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		if apierrors.IsNotFound(err) {
 			forgetAllowances(req.Namespace, req.Name)
 			r.sightings.forget(req.NamespacedName)
-			r.holds.end(req.NamespacedName)
 			r.pending().Forget(req.NamespacedName)
 			r.Versions.Forget(req.NamespacedName)
 			r.Passes.forget(req.NamespacedName)
@@ -321,7 +302,6 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	setEnforcedCondition(next, enforcement, tdb.Generation, now)
 	later, dropAt := dropLater(&tdb.Status, next, seen, now)
 	if later || equality.Semantic.DeepEqual(&tdb.Status, next) {
-		r.holds.end(req.NamespacedName)
 		exportAllowances(&tdb)
 		r.pending().Done(req.NamespacedName, events)
 		r.Passes.ended(ctx, &tdb, fingerprint)
@@ -330,25 +310,6 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			out.RequeueAfter = dropAt.Sub(now)
 		}
 		return out, nil
-	}
-	if delay := r.holdFor(&tdb.Status, next); delay > 0 {
-		// A held write that drops records is written when the first of
-		// them is due, as a drop of its own would be.
-		due := r.holds.due(req.NamespacedName, now, delay)
-		if drop, ok := droppedRecordsDue(&tdb.Status, next, seen); !ok || (!drop.IsZero() && drop.Before(due)) {
-			due = drop
-		}
-		if now.Before(due) {
-			// The status, stricter than the pods, stays as it is until a
-			// grant carries the change or it is due; it stays behind the
-			// cache meanwhile (no Done), so the webhook recomputes it.
-			exportAllowances(&tdb)
-			out := r.requeue(res, custom, unread, now)
-			if out.RequeueAfter == 0 || due.Sub(now) < out.RequeueAfter {
-				out.RequeueAfter = due.Sub(now)
-			}
-			return out, nil
-		}
 	}
 	writeStart := time.Now()
 	written, err := r.status().Update(ctx, &tdb, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
@@ -364,7 +325,6 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		}
 		return ctrl.Result{}, fmt.Errorf("updating status of %s: %w", req.NamespacedName, err)
 	}
-	r.holds.end(req.NamespacedName)
 	operatormetrics.StatusChanges.WithLabelValues(string(budget.ChangeOf(&tdb.Status, next))).Inc()
 	tdb = *written
 	if v := logger.V(1); v.Enabled() {
@@ -378,61 +338,6 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	r.emitEvents(&tdb, &res)
 	r.Passes.ended(ctx, &tdb, fingerprint)
 	return r.requeue(res, custom, unread, now), nil
-}
-
-// DefaultQuietWriteDelay is how long a status write that only lowers
-// expected pods, with no healthy count and no allowance moved
-// (budget.QuietlyRelaxes: a domain's expected pods fall back when a
-// replacement's predecessor is gone), may wait for the next write to carry
-// it, usually the replacement turning Ready a moment later: one status
-// write per such eviction saved, at no cost to the status lag (healthy
-// pods) or to any charged eviction (BudgetReconciler.QuietWriteDelay).
-const DefaultQuietWriteDelay = 10 * time.Second
-
-// holdFor is how long the write of next over cur may be held, from the
-// first pass that found a change to hold: 0 for a change written at once.
-func (r *BudgetReconciler) holdFor(cur, next *policyv1alpha1.TopologyDisruptionBudgetStatus) time.Duration {
-	if !budget.Relaxes(cur, next) {
-		return 0
-	}
-	delay := max(r.ReopenWriteDelay, 0)
-	// Relaxes holds: the change is quiet (budget.QuietlyRelaxes) when it
-	// is of expected pods only.
-	if r.QuietWriteDelay > delay && budget.ChangeOf(cur, next) == budget.ChangeExpected {
-		delay = r.QuietWriteDelay
-	}
-	return delay
-}
-
-// reopenHolds remembers, per budget, since when a relaxing write is held
-// (BudgetReconciler.ReopenWriteDelay, QuietWriteDelay).
-type reopenHolds struct {
-	mu    sync.Mutex
-	since map[types.NamespacedName]time.Time
-}
-
-// due returns when the budget's held write is due, starting a hold now if
-// none is running.
-func (h *reopenHolds) due(key types.NamespacedName, now time.Time, delay time.Duration) time.Time {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.since == nil {
-		h.since = map[types.NamespacedName]time.Time{}
-	}
-	t, ok := h.since[key]
-	if !ok {
-		t = now
-		h.since[key] = t
-	}
-	return t.Add(delay)
-}
-
-// end forgets the budget's hold: its status was written, found current, or
-// the budget is gone.
-func (h *reopenHolds) end(key types.NamespacedName) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.since, key)
 }
 
 // RecordDropDelay is how long a status that differs from the computed one

@@ -122,7 +122,7 @@ func helmRun(ctx context.Context, args ...string) string {
 
 // extraArgs are flags the install adds through the chart's extraArgs: the
 // manager run below with the installed flags must accept them.
-var extraArgs = []string{"--kube-api-qps=100", "--kube-api-burst=200", "--reopen-write-delay=1s", "--status-workers=8"}
+var extraArgs = []string{"--kube-api-qps=100", "--kube-api-burst=200", "--record-timeout=25s", "--status-workers=8"}
 
 func chartValues() []string {
 	repo, tag, _ := strings.Cut(testImage, ":v")

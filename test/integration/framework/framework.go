@@ -149,8 +149,6 @@ type ManagerOptions struct {
 	// Callers says which pods may call the webhook; nil: the binary's
 	// default (kube-system's).
 	Callers *evictionwebhook.CallerPolicy
-	// ReopenWriteDelay is --reopen-write-delay (0: off, the default).
-	ReopenWriteDelay time.Duration
 	// WebhookConfigName is --webhook-config-name: the configuration whose
 	// namespaceSelector says which budgets are enforced ("": no check).
 	WebhookConfigName string
@@ -189,16 +187,10 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 	// As in the binary: the controllers and the webhook's recomputations
 	// read through one gathering layer.
 	snapshots := controllers.NewGatherer(mgr, goneNodes)
-	// As in the binary: a write that only lowers expected pods is held
-	// where the process serves the webhook.
-	var quietWriteDelay time.Duration
-	if o.Webhook != nil {
-		quietWriteDelay = controllers.DefaultQuietWriteDelay
-	}
 	if !o.NoController {
 		if err := controllers.SetupAll(mgr, controllers.Options{Clock: clk, RecordTimeout: recordTimeout,
 			OperatorNamespace: ExemptNamespace, GoneNodes: goneNodes, Versions: versions, Pending: pending, Snapshots: snapshots,
-			ReopenWriteDelay: o.ReopenWriteDelay, QuietWriteDelay: quietWriteDelay, WebhookConfigName: o.WebhookConfigName}); err != nil {
+			WebhookConfigName: o.WebhookConfigName}); err != nil {
 			cancel()
 			return nil, err
 		}

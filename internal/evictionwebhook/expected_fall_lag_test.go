@@ -31,16 +31,15 @@ import (
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
 
-// While the status controller holds a write that only lowers expected pods
-// (controllers.DefaultQuietWriteDelay), the written status still counts a
-// pod gone since: a ReplicaSet of 3 in zone-a whose web-old terminated
+// Until the status controller writes a fall of expected pods (the status
+// lag), the written status still counts a pod gone since: a ReplicaSet of 3 in zone-a whose web-old terminated
 // beside its replacement web-new, not Ready. Written: 4 expected, 2 healthy,
 // 3 desired; the cache: 3 expected, 2 healthy, 2 desired. web-new's
 // eviction (not Ready, IfHealthyBudget) is refused on the written numbers
 // and granted uncharged on the cache's: the leader's webhook decides on
 // the cache's, a replica that does not run the status controller on the
 // written ones, stricter.
-func TestANotReadyPodDuringAQuietHold(t *testing.T) {
+func TestANotReadyPodBeforeAFallOfExpectedPodsIsWritten(t *testing.T) {
 	for _, leader := range []bool{true, false} {
 		t.Run(map[bool]string{true: "the leader", false: "another replica"}[leader], func(t *testing.T) {
 			rs := builders.ReplicaSet("web").Namespace("ns").Replicas(3).PodLabels(map[string]string{"app": "web"}).Obj()
