@@ -51,11 +51,12 @@ import (
 
 // The Secret and the ValidatingWebhookConfiguration the operator manages must
 // already exist: config/ ships the Secret empty, and the rotator only ever
-// updates the two objects. Reading them is namespace-wide (secrets) and
-// cluster-wide (webhook configurations) because the rotator's informers list
-// without a name selector; writing is limited to the two names.
-// +kubebuilder:rbac:groups="",namespace=tdb-system,resources=secrets,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",namespace=tdb-system,resources=secrets,resourceNames=tdb-webhook-server-cert,verbs=update
+// updates the two objects. The Secret is read by name only, its lists and
+// watches included (oneSecretManager); webhook configurations are read
+// cluster-wide, because the rotator's informer lists them without a name
+// selector and the status controller reads every configuration that holds
+// the eviction webhook; writing is limited to the two names.
+// +kubebuilder:rbac:groups="",namespace=tdb-system,resources=secrets,resourceNames=tdb-webhook-server-cert,verbs=get;list;watch;update
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=tdb-validating-webhook-configuration,verbs=update
 
@@ -200,7 +201,7 @@ func (r *Rotation) SetupWithManager(mgr ctrl.Manager) error {
 		EnableReadinessCheck: true,
 		ControllerName:       o.ControllerName,
 	}
-	if err := rotator.AddRotator(mgr, cr); err != nil {
+	if err := rotator.AddRotator(newOneSecretManager(mgr, o.Namespace, o.SecretName), cr); err != nil {
 		return fmt.Errorf("adding the certificate rotator: %w", err)
 	}
 

@@ -59,10 +59,11 @@ var Expected = []Row{
 	// only the operator's own.
 	{Kind: "ClusterRole", Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Verbs: "get,list,watch"},
 	{Kind: "ClusterRole", Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Names: "tdb-validating-webhook-configuration", Verbs: "update"},
-	// In the operator's namespace only: the webhook certificate Secret (read
-	// by every replica, updated by the leader) and the leader election Lease.
-	{Kind: "Role", Group: "", Resource: "secrets", Verbs: "get,list,watch"},
-	{Kind: "Role", Group: "", Resource: "secrets", Names: "tdb-webhook-server-cert", Verbs: "update"},
+	// In the operator's namespace only: the webhook certificate Secret, by
+	// name for every verb (read by every replica, its lists and watches
+	// with a metadata.name field selector; updated by the leader), and the
+	// leader election Lease.
+	{Kind: "Role", Group: "", Resource: "secrets", Names: "tdb-webhook-server-cert", Verbs: "get,list,update,watch"},
 	{Kind: "Role", Group: "coordination.k8s.io", Resource: "leases", Verbs: "create"},
 	{Kind: "Role", Group: "coordination.k8s.io", Resource: "leases", Names: "tdb-operator.policy.tdb.dev", Verbs: "get,update"},
 }

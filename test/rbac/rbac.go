@@ -19,7 +19,8 @@ limitations under the License.
 // compares them with the table of grants the operator is meant to have, so
 // that a test fails as soon as a rule grows: a new verb, a new resource, a
 // wildcard, a name restriction dropped, Secrets outside the operator's
-// namespace, or a binding to anything but the operator's own roles.
+// namespace or not named, or a binding to anything but the operator's own
+// roles.
 package rbac
 
 import (
@@ -243,6 +244,8 @@ func (o *Objects) Check(expected []Row, namespace string) []string {
 			problems = append(problems, fmt.Sprintf("%s grants %s on a wildcard %s (only get on */scale may be a wildcard)", g.kind, g.verb, describe(g)))
 		case g.resource == "secrets" && g.kind != "Role":
 			problems = append(problems, fmt.Sprintf("%s grants %s on secrets: secrets only in a Role of the operator's namespace", g.kind, g.verb))
+		case g.resource == "secrets" && g.name == "":
+			problems = append(problems, fmt.Sprintf("%s grants %s on every Secret of its namespace: only the webhook certificate Secret, by name", g.kind, g.verb))
 		}
 		if !want[g] {
 			problems = append(problems, fmt.Sprintf("broader than the table: %s grants %s on %s", g.kind, g.verb, describe(g)))

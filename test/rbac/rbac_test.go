@@ -81,6 +81,7 @@ rules:
 	cases := []struct {
 		name  string
 		rules string
+		extra string // objects after the ClusterRole
 		want  string // a substring of one problem; empty: no problem
 	}{
 		{name: "as expected", rules: `
@@ -99,6 +100,15 @@ rules:
 - {apiGroups: [""], resources: [pods], verbs: [get, list]}
 - {apiGroups: ["*"], resources: ["*/scale"], verbs: [get]}
 - {apiGroups: [""], resources: [secrets], resourceNames: [x], verbs: [get]}`, want: "secrets only in a Role"},
+		{name: "every Secret of a namespace", rules: `
+- {apiGroups: [""], resources: [pods], verbs: [get, list]}
+- {apiGroups: ["*"], resources: ["*/scale"], verbs: [get]}`, extra: `
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: r, namespace: tdb-system}
+rules:
+- {apiGroups: [""], resources: [secrets], verbs: [list]}`, want: "Role grants list on every Secret of its namespace"},
 		{name: "a grant dropped", rules: `
 - {apiGroups: [""], resources: [pods], verbs: [get]}
 - {apiGroups: ["*"], resources: ["*/scale"], verbs: [get]}`, want: "missing from the roles"},
@@ -106,7 +116,7 @@ rules:
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var objs Objects
-			if err := Parse([]byte(base+c.rules), &objs); err != nil {
+			if err := Parse([]byte(base+c.rules+c.extra), &objs); err != nil {
 				t.Fatal(err)
 			}
 			problems := objs.Check(expected, "tdb-system")
