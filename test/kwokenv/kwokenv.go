@@ -135,7 +135,16 @@ type OperatorOptions struct {
 	WebhookScope string
 	// Binary is the manager to run (default bin/manager, built if missing).
 	Binary string
+	// NoRegister starts one more replica next to a running one: the
+	// webhook registration and its certificate are left as they are (the
+	// API server keeps calling the first replica); this one serves the
+	// same certificate on its own port.
+	NoRegister bool
 }
+
+// CertDir is the directory of the local webhook's CA (ca.crt) and serving
+// certificate for cluster c.
+func CertDir(c *Cluster) string { return filepath.Join(Root(), "bin", "cluster", "certs-"+c.Name) }
 
 // BuildManager builds the manager binary into bin/manager.
 func BuildManager() (string, error) {
@@ -176,16 +185,18 @@ func StartOperator(c *Cluster, o OperatorOptions) (*Operator, error) {
 	if o.LogPath == "" {
 		o.LogPath = filepath.Join(Root(), "bin", "cluster", "operator-"+c.Name+".log")
 	}
-	certDir := filepath.Join(Root(), "bin", "cluster", "certs-"+c.Name)
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	err = InstallLocalWebhook(ctx, cfg, LocalWebhook{Host: "127.0.0.1", Port: o.WebhookPort, CertDir: certDir, OperatorNamespace: "tdb-system", Scope: o.WebhookScope})
-	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("registering the local webhook: %w", err)
+	certDir := CertDir(c)
+	if !o.NoRegister {
+		cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = InstallLocalWebhook(ctx, cfg, LocalWebhook{Host: "127.0.0.1", Port: o.WebhookPort, CertDir: certDir, OperatorNamespace: "tdb-system", Scope: o.WebhookScope})
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("registering the local webhook: %w", err)
+		}
 	}
 	bin := filepath.Join(Root(), "bin", "manager")
 	if o.Binary != "" {
