@@ -309,8 +309,11 @@ type TopologyDisruptionBudgetStatus struct {
 	// +optional
 	Rollout *RolloutStatus `json:"rollout,omitempty"`
 	// conditions: DisruptionAllowed says whether an eviction could be
-	// allowed now, and why not; RolloutProgressing and RolloutComplete
-	// report the rollout when spec.rollout is set.
+	// allowed now, and why not; Enforced says how much of the budget's
+	// evictions the registered eviction webhook sees, and whether it fails
+	// closed; Mirrored reports the mirrored PodDisruptionBudgets when
+	// spec.mirrorPodDisruptionBudgets is PerDomain; RolloutProgressing and
+	// RolloutComplete report the rollout when spec.rollout is set.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
