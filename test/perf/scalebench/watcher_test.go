@@ -702,6 +702,9 @@ type watchReport struct {
 	Races      int
 	Lags       []time.Duration
 	Unresolved int
+	// NeverShown are the ages of the Unresolved changes at the report: how
+	// long each had waited for a status when the turn was tallied.
+	NeverShown []time.Duration
 	// Slowest are the longest lags over slowLagMin, longest first, with
 	// their domains' traces.
 	Slowest []slowLag
@@ -740,8 +743,12 @@ func (w *watcher) report(calls []evictionCall) watchReport {
 			}
 			r.Violations = append(r.Violations, c.v)
 		}
+		now := time.Now()
 		for _, p := range w.pending {
 			r.Unresolved += len(p)
+			for _, l := range p {
+				r.NeverShown = append(r.NeverShown, now.Sub(l.at))
+			}
 		}
 		r.Slowest = slices.Clone(w.slow)
 		slices.SortFunc(r.Slowest, func(a, b slowLag) int { return cmp.Compare(b.Lag, a.Lag) })
@@ -760,10 +767,12 @@ func ready(p *corev1.Pod) bool {
 	return false
 }
 
-// rulesOf turns the population's budgets into the watcher's rules.
+// rulesOf turns the population's budgets into the watcher's rules: none
+// for systemNone, whose turn has no budget to check.
 func rulesOf(scale *kwokenv.Scale, system string) map[string]*rule {
 	out := map[string]*rule{}
-	if system == "tdb" {
+	switch system {
+	case systemTDB:
 		for _, t := range scale.TDBs {
 			r := &rule{perZone: true, maxUnavailable: t.Spec.MaxUnavailable, minAvailable: t.Spec.MinAvailable}
 			if t.Spec.MaxDisruptedDomains != nil {
@@ -771,10 +780,10 @@ func rulesOf(scale *kwokenv.Scale, system string) map[string]*rule {
 			}
 			out[t.Namespace+"/"+t.Name] = r
 		}
-		return out
-	}
-	for _, p := range scale.EquivalentPDBs() {
-		out[p.Namespace+"/"+p.Name] = &rule{maxUnavailable: p.Spec.MaxUnavailable, minAvailable: p.Spec.MinAvailable}
+	case systemPDB:
+		for _, p := range scale.EquivalentPDBs() {
+			out[p.Namespace+"/"+p.Name] = &rule{maxUnavailable: p.Spec.MaxUnavailable, minAvailable: p.Spec.MinAvailable}
+		}
 	}
 	return out
 }
