@@ -108,14 +108,14 @@ func attributeMissing(placed placement, gone, deleting []policyv1alpha1.Disrupte
 	// The records of pods being deleted (or on a node that is gone): such a
 	// pod's record explains its missing pod once it is gone, in the
 	// record's domain and from its grant on. A record of another spec
-	// names no domain of this one: the pod's stand-in explains its missing
-	// pod where the pod is now.
+	// names no domain of this one, and its grant was decided on other
+	// domains: its pod stands in as a pod deleted without an eviction does
+	// (where it is now, explaining no Pending pod), never more strongly.
 	granted := make(map[string]policyv1alpha1.DisruptedPod, len(deleting))
 	for _, r := range deleting {
-		if !recordOfSpec(r, domainSpec) {
-			r.Domain = ""
+		if recordOfSpec(r, domainSpec) {
+			granted[r.Name+"/"+string(r.UID)] = r
 		}
-		granted[r.Name+"/"+string(r.UID)] = r
 	}
 	// recordOf returns the eviction record of a pod (recordOfPod): a
 	// UID-less record older than the pod is a predecessor's, and the pod is
@@ -486,7 +486,17 @@ func explainingRecords(records []policyv1alpha1.DisruptedPod, unscheduled []time
 	if len(kept) == 0 {
 		return nil, 0, older
 	}
-	return kept, missing - slices.Min(olders), older
+	// Each record explains one missing pod at most, among those beyond
+	// the unscheduled pods older than it: count them as a matching, the
+	// most restricted records first (a record less restricted than another
+	// can take any missing pod the other can).
+	slices.SortFunc(olders, func(a, b int32) int { return int(b - a) })
+	for _, o := range olders {
+		if open < missing-o {
+			open++
+		}
+	}
+	return kept, open, older
 }
 
 // lastStandIn returns the index of the last stand-in of domain d in

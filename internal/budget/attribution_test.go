@@ -369,3 +369,59 @@ func TestComputeControllerWithoutPods(t *testing.T) {
 		t.Errorf("a controller scaled to 0 expects nothing (-want +got):\n%s", diff)
 	}
 }
+
+// Each record explains one missing pod at most, and only one missing since
+// the unscheduled pods older than it: records newer than two Pending pods
+// explain one of three missing pods, the Pending pods count against every
+// zone, and an old record does not widen what the newer ones explain
+// (second reader's finding: with an old record in zone-a, 5 evictions were
+// allowed where 2 are).
+func TestRecordsExplainNoMoreMissingPodsThanEachCan(t *testing.T) {
+	nodes := threeZoneNodes()
+	var pods []*builders.PodWrapper
+	for _, z := range []string{"a", "b", "c"} {
+		for i := range 3 {
+			pods = append(pods, pod("web-"+z+itoa(i)).OnNode("n"+z).ControlledBy(replicaSet("rs")).Ready())
+		}
+	}
+	for i := range 2 {
+		pods = append(pods, pod("web-pending"+itoa(i)).ControlledBy(replicaSet("rs")).Pending().CreatedAt(at(-50*time.Second)))
+	}
+	recent := []policyv1alpha1.DisruptedPod{
+		record("web-a9", "zone-a", "rs", at(-10*time.Second)),
+		record("web-b9", "zone-b", "rs", at(-10*time.Second)),
+		record("web-c9", "zone-c", "rs", at(-10*time.Second)),
+	}
+	cases := []struct {
+		name  string
+		extra policyv1alpha1.DisruptedPod
+		want  summary
+	}{{
+		name:  "an old record in zone-a",
+		extra: record("web-a8", "zone-a", "rs", at(-100*time.Second)),
+		want:  withRows(row("zone-a", 6, 3, 3, 0), row("zone-b", 5, 3, 2, 1), row("zone-c", 5, 3, 2, 1)),
+	}, {
+		name: "an old record of another spec",
+		extra: func() policyv1alpha1.DisruptedPod {
+			r := record("web-a8", "zone-a", "rs", at(-100*time.Second))
+			r.DomainSpec = "another spec"
+			return r
+		}(),
+		want: withRows(row("zone-a", 6, 3, 3, 0), row("zone-b", 6, 3, 3, 0), row("zone-c", 6, 3, 3, 0)),
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := world{tdb: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(3)).DisruptedPods(append(append([]policyv1alpha1.DisruptedPod(nil), recent...), tc.extra)...),
+				nodes: nodes, pods: pods, owners: []Owner{owner("rs", 12)}}
+			got := summarize(Compute(w.input()))
+			got.DisruptedPods = nil
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func threeZoneNodes() []*builders.NodeWrapper {
+	return []*builders.NodeWrapper{node("na").Zone("zone-a"), node("nb").Zone("zone-b"), node("nc").Zone("zone-c")}
+}

@@ -182,3 +182,39 @@ func TestDomainSpecOf(t *testing.T) {
 		seen[h] = true
 	}
 }
+
+// A stale record of a pod being deleted outside the new nodeSelectorTerm
+// does not let its Pending replacement be taken for an uncovered pod: the
+// pod stands in as one deleted without an eviction, and the replacement,
+// which may land in any zone, counts against every covered one (second
+// reader's finding).
+func TestAStaleRecordOfAPodDeletedOutsideTheNewTermExplainsNoReplacement(t *testing.T) {
+	old := tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).Obj()
+	rec := record("web-c0", "zone-c", "rs", at(-100*time.Second))
+	rec.DomainSpec = DomainSpecOf(&old.Spec)
+	nodes := []*builders.NodeWrapper{node("na").Zone("zone-a"), node("nb").Zone("zone-b"), node("nc").Zone("zone-c")}
+	pods := []*builders.PodWrapper{
+		pod("web-a0").OnNode("na").ControlledBy(replicaSet("rs")).Ready(),
+		pod("web-a1").OnNode("na").ControlledBy(replicaSet("rs")).Ready(),
+		pod("web-b0").OnNode("nb").ControlledBy(replicaSet("rs")).Ready(),
+		pod("web-b1").OnNode("nb").ControlledBy(replicaSet("rs")).Ready(),
+		pod("web-c0").OnNode("nc").ControlledBy(replicaSet("rs")).Ready().Deleting(at(-90 * time.Second)),
+		pod("web-c1").OnNode("nc").ControlledBy(replicaSet("rs")).Ready(),
+		pod("web-new").ControlledBy(replicaSet("rs")).Pending().CreatedAt(at(-80 * time.Second)),
+	}
+	term := policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{expr(zoneKey, "NotIn", "zone-c")}}
+	w := world{tdb: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).NodeSelectorTerm(term).DisruptedPods(rec),
+		nodes: nodes, pods: pods, owners: []Owner{owner("rs", 6)}}
+	in := w.input()
+	with := Compute(in)
+	bare := in
+	bare.Budget = in.Budget.DeepCopy()
+	bare.Budget.Status.DisruptedPods = nil
+	without := Compute(bare)
+	if with.DisruptionsAllowed > without.DisruptionsAllowed {
+		t.Errorf("allowed %d with the stale record, %d without it; rows %+v", with.DisruptionsAllowed, without.DisruptionsAllowed, with.Domains)
+	}
+	if with.DisruptionsAllowed != 0 {
+		t.Errorf("allowed %d; the Pending replacement may land in zone-a or zone-b, each at its budget: rows %+v", with.DisruptionsAllowed, with.Domains)
+	}
+}
