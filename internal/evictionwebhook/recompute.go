@@ -189,28 +189,41 @@ func (h *EvictionHandler) checkOnFollower(ctx context.Context, tdb *policyv1alph
 	if g == nil {
 		g = h.snapshots()
 	}
-	// Not memoised: the events that would tell a memo stale are counted by
-	// the status controller, which does not run here.
-	computed, err := g.Compute(ctx, tdb, snapshot.ComputeOptions{Now: req.Now, RecordTimeout: h.RecordTimeout})
-	if err != nil {
-		log.FromContext(ctx).V(1).Info("recomputing a budget on a replica that is not the leader", "error", err.Error())
-		return budget.Decision{Reason: ReasonUnavailable, Message: fmt.Sprintf(
-			"topology disruption budget %s/%s: its pods cannot be read now; retry", tdb.Namespace, tdb.Name)}
+	var gone map[budget.RecordKey]bool
+	for attempt := 0; ; attempt++ {
+		// Not memoised: the events that would tell a memo stale are
+		// counted by the status controller, which does not run here.
+		computed, err := g.Compute(ctx, tdb, snapshot.ComputeOptions{Now: req.Now, RecordTimeout: h.RecordTimeout, GoneConfirmed: gone})
+		if err != nil {
+			log.FromContext(ctx).V(1).Info("recomputing a budget on a replica that is not the leader", "error", err.Error())
+			return budget.Decision{Reason: ReasonUnavailable, Message: fmt.Sprintf(
+				"topology disruption budget %s/%s: its pods cannot be read now; retry", tdb.Namespace, tdb.Name)}
+		}
+		operatormetrics.Recomputations.WithLabelValues("computed").Inc()
+		res := &computed.Result
+		if reason, _ := res.Blocked(); (reason != "" || res.Err != nil) && computed.Custom && h.Computations == nil {
+			// Blocked only because this handler reads no custom scale.
+			return d
+		}
+		next := tdb.DeepCopy()
+		next.Status = *budget.StatusFor(tdb, res, req.Now, "").DeepCopy()
+		again := budget.DecideEviction(next, req)
+		if again.Allowed {
+			return d
+		}
+		if attempt == 0 && len(res.UnconfirmedGone) > 0 {
+			// A record whose pod the cache no longer shows is held as one
+			// more expected pod while a pod of its name runs (a StatefulSet
+			// replacement); the status controller confirms such records
+			// with a live read before it writes, and so does this check.
+			if confirmed, cerr := h.confirmGone(ctx, tdb.Namespace, res.UnconfirmedGone); cerr == nil && len(confirmed) > 0 {
+				gone = confirmed
+				continue
+			}
+		}
+		operatormetrics.Recomputations.WithLabelValues("withdrawn").Inc()
+		return again
 	}
-	operatormetrics.Recomputations.WithLabelValues("computed").Inc()
-	res := &computed.Result
-	if reason, _ := res.Blocked(); (reason != "" || res.Err != nil) && computed.Custom && h.Computations == nil {
-		// Blocked only because this handler reads no custom scale.
-		return d
-	}
-	next := tdb.DeepCopy()
-	next.Status = *budget.StatusFor(tdb, res, req.Now, "").DeepCopy()
-	again := budget.DecideEviction(next, req)
-	if again.Allowed {
-		return d
-	}
-	operatormetrics.Recomputations.WithLabelValues("withdrawn").Inc()
-	return again
 }
 
 // recompute is the status controller's computation of tdb from the cache

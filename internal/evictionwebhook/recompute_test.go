@@ -531,3 +531,36 @@ func TestAReplicaThatIsNotTheLeaderRefusesAGrantItsCacheNoLongerAllows(t *testin
 		t.Errorf("refused (%s) with recomputation off; the written status allows one", resp.Result.Message)
 	}
 }
+
+// A replica that is not the leader confirms a replaced record live too: a
+// StatefulSet replacement of web-2 runs, not Ready, and the written status
+// (one allowed) is not refused for the predecessor's record its cache holds
+// as one more expected pod (second reader's finding: refused until the
+// record was dropped, up to 30 s per replacement).
+func TestAReplicaThatIsNotTheLeaderConfirmsAReplacedRecordLive(t *testing.T) {
+	rec := policyv1alpha1.DisruptedPod{Name: "web-2", UID: "p2-old", Domain: "zone-a", ControllerUID: "s1",
+		Time: metav1.NewTime(time.Date(2026, 11, 21, 17, 59, 40, 0, time.UTC))}
+	c, _ := reopened(t, func(b *builders.BudgetWrapper) {
+		b.MaxUnavailable(intstr.FromInt32(2)).DisruptedPods(rec).
+			StatusDomains(policyv1alpha1.DomainStatus{Name: "zone-a", ExpectedPods: 3, CurrentHealthy: 2, DesiredHealthy: 1, DisruptionsAllowed: 1}).
+			Conditions(metav1.Condition{Type: policyv1alpha1.ConditionDisruptionAllowed, Status: metav1.ConditionTrue,
+				Reason: policyv1alpha1.ReasonSufficientPods, ObservedGeneration: 1, LastTransitionTime: metav1.Now()})
+	})
+	var web2 corev1.Pod
+	if err := c.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: "web-2"}, &web2); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(context.Background(), &web2); err != nil {
+		t.Fatal(err)
+	}
+	replacement := builders.Pod("web-2").Namespace("ns").UID("p2-new").Labels(map[string]string{"app": "web"}).
+		ControlledBy(webRef()).OnNode("n1").Running().NotReady().Obj()
+	if err := c.Create(context.Background(), replacement); err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, c, c)
+	h.Computes = computes(false)
+	if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
+		t.Fatalf("refused (%s); zone-a has 2 of 3 healthy and allows 2 unavailable", resp.Result.Message)
+	}
+}
