@@ -94,7 +94,7 @@ resources:
 # Flags added to the manager's, after the chart's own (of a flag given twice
 # the manager takes the last), e.g. the settings of docs/scale.md:
 #   extraArgs: ["--kube-api-qps=200", "--kube-api-burst=400", "--record-timeout=5m"]
-# docs/install.md lists the flags. An unknown flag stops the manager.
+# docs/settings.md lists the flags. An unknown flag stops the manager.
 extraArgs: []
 
 # Placement of the manager pods (the pods also spread over nodes and zones,
