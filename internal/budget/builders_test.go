@@ -275,3 +275,12 @@ func statusFrom(b *policyv1alpha1.TopologyDisruptionBudget, r Result) policyv1al
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// names are the pod names of records rs, for failure messages.
+func names(rs []policyv1alpha1.DisruptedPod) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Name)
+	}
+	return out
+}

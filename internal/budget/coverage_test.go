@@ -19,11 +19,13 @@ package budget
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
@@ -441,3 +443,107 @@ func TestComputeWithoutNodes(t *testing.T) {
 		})
 	}
 }
+
+// A pod whose node object is gone runs nowhere: it is no domain error (which
+// would refuse every eviction of the budget), it counts as gone in the domain
+// it was in, and drains of the other domains go on.
+func TestPodOnADeletedNode(t *testing.T) {
+	const sts = types.UID("sts")
+	three := func(gone *builders.PodWrapper) []*builders.PodWrapper {
+		return []*builders.PodWrapper{
+			pod("s-0").OnNode("n1").Ready().ControlledBy(replicaSet(sts)), pod("s-1").OnNode("n3").Ready().ControlledBy(replicaSet(sts)),
+			pod("s-2").OnNode("n4").Ready().ControlledBy(replicaSet(sts)), gone,
+		}
+	}
+	// s-3 was on n2 (zone-a), a node that is gone.
+	onGone := func() *builders.PodWrapper { return pod("s-3").OnNode("n2").Ready().ControlledBy(replicaSet(sts)) }
+	nodes := []*builders.NodeWrapper{node("n1").Zone("zone-a"), node("n3").Zone("zone-b"), node("n4").Zone("zone-c")}
+	goneNodes := func(name string) (map[string]string, bool) {
+		if name == "n2" {
+			return map[string]string{zoneKey: "zone-a"}, true
+		}
+		return nil, false
+	}
+	tests := []struct {
+		name   string
+		pod    *builders.PodWrapper
+		gone   func(string) (map[string]string, bool)
+		budget *builders.BudgetWrapper
+		want   summary
+	}{
+		{name: "the deleted node's last labels place it", pod: onGone(), gone: goneNodes, budget: tdb("web"),
+			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 1, 1, 0, 1), row("zone-c", 1, 1, 0, 1))},
+		{name: "its eviction record places it", pod: onGone(), budget: tdb("web").DisruptedPods(record("s-3", "zone-a", sts, at(-time.Second))),
+			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 1, 1, 0, 1), row("zone-c", 1, 1, 0, 1)).withRecords("s-3@zone-a")},
+		{name: "its topology label (PodTopologyLabels) places it", pod: onGone().Labels(map[string]string{"app": "web", zoneKey: "zone-a"}), budget: tdb("web"),
+			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 1, 1, 0, 1), row("zone-c", 1, 1, 0, 1))},
+		{name: "nothing known: missing in every domain, still no domain error", pod: onGone(), budget: tdb("web"),
+			want: withRows(row("zone-a", 2, 1, 1, 0), row("zone-b", 2, 1, 1, 0), row("zone-c", 2, 1, 1, 0))},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := world{tdb: tc.budget.TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)), nodes: nodes, pods: three(tc.pod), owners: []Owner{owner(sts, 4)}}
+			in := w.input()
+			in.GoneNodes = tc.gone
+			if diff := cmp.Diff(tc.want, summarize(Compute(in))); diff != "" {
+				t.Errorf("Compute() (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// A node that exists without the label is still a domain error.
+	w := world{tdb: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)), nodes: append(nodes, node("n2")), pods: three(onGone()), owners: []Owner{owner(sts, 4)}}
+	res := Compute(w.input())
+	if reason, _ := res.Blocked(); reason != policyv1alpha1.ReasonDomainError {
+		t.Errorf("an existing node without the label: blocked %q, want DomainError", reason)
+	}
+	// The webhook's view: the domain of the pod, or ErrNodeGone.
+	b := tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).Obj()
+	if covered, d, err := Locate(b, onGone().Obj(), nodeLookup(nodes...), goneNodes); !covered || d != "zone-a" || err != nil {
+		t.Errorf("Locate(last labels) = %v, %q, %v; want covered in zone-a", covered, d, err)
+	}
+	if covered, d, err := Locate(b, onGone().Obj(), nodeLookup(nodes...), nil); !covered || d != "" || err == nil {
+		t.Errorf("Locate(nothing known) = %v, %q, %v; want covered with ErrNodeGone", covered, d, err)
+	}
+}
+
+// A budget whose selector does not parse (stored before the CRD refused
+// such selectors) blocks only the pods it could select.
+func TestBrokenSelectorCoversOnlyWhatItMightSelect(t *testing.T) {
+	broken := func(sel *policyv1alpha1.LabelSelector) *policyv1alpha1.TopologyDisruptionBudget {
+		return tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).Selector(sel).Obj()
+	}
+	spaceValue := &policyv1alpha1.LabelSelector{MatchLabels: map[string]policyv1alpha1.LabelValue{"app": "web", "tier": "a b"}}
+	badExpr := &policyv1alpha1.LabelSelector{MatchLabels: map[string]policyv1alpha1.LabelValue{"app": "web"},
+		MatchExpressions: []policyv1alpha1.LabelSelectorRequirement{{Key: "bad key", Operator: metav1.LabelSelectorOpDoesNotExist}}}
+	tests := []struct {
+		name        string
+		tdb         *policyv1alpha1.TopologyDisruptionBudget
+		pod         *builders.PodWrapper
+		wantCovered bool
+	}{
+		{"another app is not touched", broken(spaceValue), pod("x").Labels(map[string]string{"app": "db"}).OnNode("n1"), false},
+		{"a pod without the label is not touched", broken(badExpr), pod("x").Labels(map[string]string{"app": "db"}).OnNode("n1"), false},
+		{"a pod the readable part selects is refused", broken(badExpr), pod("x").Labels(map[string]string{"app": "web"}).OnNode("n1"), true},
+		{"another namespace is never touched", broken(badExpr), pod("x").Namespace("other").Labels(map[string]string{"app": "web"}).OnNode("n1"), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			covered, _, err := DomainOf(tc.tdb, tc.pod.Obj(), nodeLookup(threeZones()...))
+			if covered != tc.wantCovered {
+				t.Errorf("covered = %v, want %v (err %v)", covered, tc.wantCovered, err)
+			}
+			if covered && err == nil {
+				t.Errorf("covered by a broken budget without an error")
+			}
+		})
+	}
+	// The budget itself says SyncFailed, naming the field.
+	w := world{tdb: tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).Selector(spaceValue), nodes: threeZones()}
+	res := Compute(w.input())
+	reason, msg := res.Blocked()
+	if reason != policyv1alpha1.ReasonSyncFailed || !contains(msg, "spec.selector") {
+		t.Errorf("Blocked() = %q, %q; want SyncFailed naming spec.selector", reason, msg)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

@@ -395,3 +395,31 @@ func TestDecideEvictionSequence(t *testing.T) {
 		})
 	}
 }
+
+// A Ready pod whose node is gone is not counted healthy by Compute, so its
+// eviction lowers no healthy count (found by FuzzCompute: the ledger then
+// counted one healthy pod fewer than a recomputation). It still needs and
+// takes an allowance: the status may have been computed while the node
+// existed.
+func TestEvictionOfAPodOnAGoneNode(t *testing.T) {
+	const rs = types.UID("rs")
+	p := pod("w-0").OnNode("gone").Ready().ControlledBy(replicaSet(rs)).Obj()
+	healthy := tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).StatusDomains(row("zone-a", 3, 3, 2, 1)).Obj()
+	d := DecideEviction(healthy, EvictionRequest{Pod: p, Domain: "zone-a", Now: t0, NodeGone: true})
+	if !d.Allowed || d.Reason != DecisionCharged {
+		t.Fatalf("pod on a gone node: %+v; want charged", d)
+	}
+	if got := d.Status.Domains[0]; got.CurrentHealthy != 3 || got.DisruptionsAllowed != 0 || len(d.Status.DisruptedPods) != 1 {
+		t.Errorf("charge for a pod on a gone node: row %+v, records %v; want currentHealthy 3 (it was never counted), allowance 0, one record", got, d.Status.DisruptedPods)
+	}
+	// No allowance: refused, as any pod.
+	none := tdb("web").TopologyKey(zoneKey).MaxUnavailable(intstr.FromInt32(1)).StatusDomains(row("zone-a", 3, 2, 2, 0)).Obj()
+	if d := DecideEviction(none, EvictionRequest{Pod: p, Domain: "zone-a", Now: t0, NodeGone: true}); d.Allowed {
+		t.Errorf("pod on a gone node, no allowance: %+v; want refused", d)
+	}
+	// The same pod on a live node is charged as healthy.
+	d = DecideEviction(healthy, EvictionRequest{Pod: p, Domain: "zone-a", Now: t0})
+	if got := d.Status.Domains[0]; d.Reason != DecisionCharged || got.CurrentHealthy != 2 {
+		t.Errorf("pod on a live node: %s, row %+v; want charged with currentHealthy 2", d.Reason, got)
+	}
+}
