@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -43,6 +44,7 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
 	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 )
@@ -202,3 +204,16 @@ func eventReasons(rec *events.FakeRecorder) []string {
 		}
 	}
 }
+
+// snapshotsFor gathers the reconcilers' snapshots from c, read as the cache.
+func snapshotsFor(c client.Client) *snapshot.Gatherer { return &snapshot.Gatherer{Cache: c} }
+
+// newMirrorReconciler is the mirror controller over c, sharing the versions
+// v with the status controller, its clock stopped at fakeT0.
+func newMirrorReconciler(c client.Client, v *budgetstatus.Versions) *MirrorReconciler {
+	return &MirrorReconciler{Client: c, LiveReader: c, Recorder: events.NewFakeRecorder(100),
+		Clock: clocktesting.NewFakeClock(fakeT0), Versions: v, Snapshots: snapshotsFor(c)}
+}
+
+// intOne is the amount 1, for minAvailable and maxUnavailable.
+func intOne() intstr.IntOrString { return intstr.FromInt32(1) }

@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
@@ -305,5 +306,27 @@ func TestDeletionCostReconcileFollowsSpecRollout(t *testing.T) {
 		if diff := cmp.Diff(s.want, c.costs(t)); diff != "" {
 			t.Errorf("%s: pods' deletion cost and marker (-want +got):\n%s", s.name, diff)
 		}
+	}
+}
+
+// Pods marked by a budget deleted while the operator was down are released
+// at start-up through the pods' Create events (the initial list), which
+// must reach the budget named.
+func TestAMarkedPodsCreateEventReachesItsBudget(t *testing.T) {
+	pod := builders.Pod("web-zone-a-0").Namespace(fakeNS).Label("app", "web").
+		Annotation(budget.DeletionCostAnnotation, "-3").Annotation(budget.DeletionCostBudgetAnnotation, "gone").Obj()
+	e := event.CreateEvent{Object: pod}
+	if !(costInputsOfPodChanged{}).Create(e) {
+		t.Error("old predicate: a marked pod's Create event is dropped")
+	}
+	if !(costAnnotationsChanged{}).Create(e) {
+		t.Error("new predicate: a marked pod's Create event (start-up list) is dropped: nothing ever reconciles the deleted budget \"gone\", its marks stay")
+	}
+	// Reconciling the name would release it (what the old trigger did).
+	c := newFakeCluster(t, pod)
+	costs := &DeletionCostReconciler{Client: c, Snapshots: &snapshot.Gatherer{Cache: c}, Passes: NewStatusPasses()}
+	reconcileBudget(t, costs, "gone")
+	if got := c.costs(t)["web-zone-a-0"]; got != "" {
+		t.Errorf("reconciling the gone budget leaves %q", got)
 	}
 }

@@ -17,6 +17,8 @@ limitations under the License.
 package controllers
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -26,11 +28,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
@@ -341,5 +345,65 @@ func checkRolloutConditions(t *testing.T, tdb *policyv1alpha1.TopologyDisruption
 	}
 	if apimeta.FindStatusCondition(tdb.Status.Conditions, policyv1alpha1.ConditionDisruptionAllowed) != nil {
 		t.Errorf("the rollout driver wrote the status controller's %s condition", policyv1alpha1.ConditionDisruptionAllowed)
+	}
+}
+
+// A nodeSelectorTerm the CRD admits but the operator cannot evaluate
+// (matchFields operator Exists): the rollout pass runs (no pod placed,
+// status written) and returns no error, rather than failing every pass.
+func TestRolloutPassRunsWithAnUnevaluableNodeTerm(t *testing.T) {
+	sts, objs := rolloutWorld()
+	tdb := dbBudget(policyv1alpha1.AllDomains)
+	tdb.Spec.NodeSelectorTerm = &policyv1alpha1.NodeSelectorTerm{MatchFields: []policyv1alpha1.NodeFieldSelectorRequirement{
+		{Key: "metadata.name", Operator: "Exists", Values: []string{"x"}}}}
+	c := newFakeCluster(t, append(objs, sts, tdb)...)
+	r := &RolloutReconciler{
+		Client: c, APIReader: c, Recorder: events.NewFakeRecorder(10), Clock: clocktesting.NewFakeClock(fakeT0),
+		Versions: &budgetstatus.Versions{}, Snapshots: snapshotsFor(c),
+	}
+	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: fakeNS, Name: tdb.Name}})
+	got := c.budgetNamed(t, tdb.Name)
+	t.Logf("err=%v statusWrites=%d rollout=%+v", err, c.statusWrites.Load(), got.Status.Rollout)
+	for _, cd := range got.Status.Conditions {
+		t.Logf("cond %s=%s %s: %s", cd.Type, cd.Status, cd.Reason, cd.Message)
+	}
+	if err != nil {
+		t.Errorf("Reconcile: %v (behaviour change)", err)
+	}
+}
+
+// nodeFailing is the fake cluster whose cache fails to read one node with
+// an error other than not found.
+type nodeFailing struct {
+	*fakeCluster
+	node string
+}
+
+func (c nodeFailing) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.Node); ok && key.Name == c.node {
+		return errors.New("cache: timed out")
+	}
+	return c.fakeCluster.Get(ctx, key, obj, opts...)
+}
+
+// The rollout controller does not swallow node read errors: a pass on
+// which a node read fails must not decide.
+func TestRolloutPassFailsOnANodeReadError(t *testing.T) {
+	sts, objs := rolloutWorld()
+	tdb := dbBudget(policyv1alpha1.AllDomains)
+	fc := newFakeCluster(t, append(objs, sts, tdb)...)
+	c := nodeFailing{fakeCluster: fc, node: nodeName("zone-b", 0)}
+	before := fc.podNames(t)
+	r := &RolloutReconciler{
+		Client: c, APIReader: c, Recorder: events.NewFakeRecorder(10), Clock: clocktesting.NewFakeClock(fakeT0),
+		Versions: &budgetstatus.Versions{}, Snapshots: &snapshot.Gatherer{Cache: c},
+	}
+	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: fakeNS, Name: tdb.Name}})
+	evicted := slices.DeleteFunc(before, func(n string) bool { return slices.Contains(fc.podNames(t), n) })
+	if err == nil {
+		t.Errorf("Reconcile returned no error on a node read error; evicted %v", evicted)
+	}
+	if len(evicted) != 0 {
+		t.Errorf("evicted %v on a pass whose node reads failed", evicted)
 	}
 }
