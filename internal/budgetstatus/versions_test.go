@@ -17,11 +17,13 @@ limitations under the License.
 package budgetstatus
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 )
@@ -159,4 +161,72 @@ func TestANilVersionsKnowsNothing(t *testing.T) {
 		t.Errorf("Newest = %s, want the cached ka", got.ResourceVersion)
 	}
 	v.Forget(types.NamespacedName{Namespace: "ns", Name: "b"})
+}
+
+// Another process (the second replica's webhook) writes R1 then R2. This
+// process reads R1 live outside the write lock (groupcommit's Reread at
+// try>1, undo's Reread, the rollout's read after evicting), but its Saw
+// lands only after a locked writer of this process re-read R2 and wrote R3.
+// R1 is of unknown order. Were it to replace R3 as the newest, R3 recorded
+// as older, then with no other process writing no writer of this process
+// could ever write the budget again: each attempt redirected to R1,
+// conflicting, re-reading R3, and Saw ignoring R3 because it is "older".
+// The writers must heal.
+func TestALateUnlockedReadDoesNotFreezeTheBudget(t *testing.T) {
+	ctx := context.Background()
+	c := server(t)
+	versions := &Versions{}
+	r0 := get(t, c)
+	versions.Saw(r0)
+
+	// Replica B writes R1 and R2.
+	ext := r0.DeepCopy()
+	ext.Status.ExpectedPods = 1
+	if err := c.Status().Update(ctx, ext); err != nil {
+		t.Fatal(err)
+	}
+	r1 := get(t, c) // this process's unlocked live read, answered now, Saw later
+	ext = r1.DeepCopy()
+	ext.Status.ExpectedPods = 2
+	if err := c.Status().Update(ctx, ext); err != nil {
+		t.Fatal(err)
+	}
+
+	// A locked writer of this process (e.g. the rollout controller) writes.
+	w := &Writer{Name: "test-rollout", Client: c, Live: c, Versions: versions}
+	if _, err := w.Update(ctx, r0.DeepCopy(), func(b *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+		b.Status.CurrentHealthy = 7
+		return b, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r3 := get(t, c)
+
+	// The unlocked read's Saw lands late (as Writer.Reread records it).
+	versions.Saw(r1, r0.ResourceVersion)
+
+	if got := versions.Newest(r3); got.ResourceVersion != r3.ResourceVersion {
+		t.Logf("Newest(live %s) = %s: an older version than the cache", r3.ResourceVersion, got.ResourceVersion)
+	}
+	// No other writer any more. Every writer of this process keeps losing.
+	status := &Writer{Name: "test-status", Client: c, Live: c, Versions: versions, Backoff: wait.Backoff{Steps: 1}, OnlyFromStart: true}
+	for i := 0; i < 20; i++ {
+		cached := get(t, c) // the informer has caught up
+		start := versions.Newest(cached)
+		_, errS := status.Update(ctx, start, func(b *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+			b.Status.DisruptionsAllowed = int32(i)
+			return b, nil
+		})
+		_, errW := w.Update(ctx, cached, func(b *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+			b.Status.CurrentHealthy = int32(i)
+			return b, nil
+		})
+		if errS == nil || errW == nil {
+			return // healed
+		}
+		if i == 19 {
+			t.Fatalf("after 20 rounds with no other writer, status writer: %v; rollout writer: %v; live still %s",
+				errS, errW, get(t, c).ResourceVersion)
+		}
+	}
 }
