@@ -19,22 +19,28 @@ package evictionwebhook
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/flowcontrol"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
@@ -227,5 +233,200 @@ func TestChargedToAllOrNone(t *testing.T) {
 	}
 	if len(a.Status.DisruptedPods) != 0 {
 		t.Fatalf("budget a keeps a charge for an eviction b refused: %+v", a.Status.DisruptedPods)
+	}
+}
+
+// getBudget reads the budget ns/name from c, failing the test if it cannot.
+func getBudget(t *testing.T, c client.Client, name string) *policyv1alpha1.TopologyDisruptionBudget {
+	t.Helper()
+	var b policyv1alpha1.TopologyDisruptionBudget
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, &b); err != nil {
+		t.Fatal(err)
+	}
+	return &b
+}
+
+// An Eviction whose preconditions do not match the pod is answered 409, as
+// the API server would, and charges nothing: no record holds the allowance
+// for an eviction that cannot happen.
+func TestPreconditionMismatchIsNotCharged(t *testing.T) {
+	var writes atomic.Int32
+	server := countingServer(t, []client.Object{readyPod(), zoneNode(), budgetAllowing("b", 1)}, &writes)
+	h := newHandler(t, server, server)
+	for _, pre := range []map[string]any{{"uid": "another-uid"}, {"resourceVersion": "1"}} {
+		body := eviction()
+		body["deleteOptions"] = map[string]any{"preconditions": pre}
+		resp := h.Handle(context.Background(), request(t, body, false))
+		if resp.Allowed || resp.Result.Code != http.StatusConflict {
+			t.Errorf("preconditions %v: %+v, want 409", pre, resp.Result)
+		}
+	}
+	if writes.Load() != 0 || len(getBudget(t, server, "b").Status.DisruptedPods) != 0 {
+		t.Errorf("a failed precondition was charged: %d writes", writes.Load())
+	}
+	// Matching preconditions are charged as usual.
+	body := eviction()
+	body["deleteOptions"] = map[string]any{"preconditions": map[string]any{"uid": "p0"}}
+	if resp := h.Handle(context.Background(), request(t, body, false)); !resp.Allowed {
+		t.Fatalf("matching precondition refused: %+v", resp.Result)
+	}
+	if n := len(getBudget(t, server, "b").Status.DisruptedPods); n != 1 {
+		t.Errorf("records = %d, want 1", n)
+	}
+}
+
+// When a policy/v1 PodDisruptionBudget over the pod allows nothing, core
+// refuses after this webhook: the webhook refuses first, with core's reason,
+// and writes nothing.
+func TestPDBRefusalIsNotCharged(t *testing.T) {
+	var writes atomic.Int32
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-pdb", Generation: 1},
+		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, MinAvailable: &intstr.IntOrString{IntVal: 3}},
+		Status:     policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, CurrentHealthy: 3, DesiredHealthy: 3},
+	}
+	server := countingServer(t, []client.Object{readyPod(), zoneNode(), budgetAllowing("b", 1), pdb}, &writes)
+	h := newHandler(t, server, server)
+	resp := h.Handle(context.Background(), request(t, eviction(), false))
+	if resp.Allowed || resp.Result.Code != http.StatusTooManyRequests || !strings.Contains(resp.Result.Message, "web-pdb") {
+		t.Fatalf("want 429 naming web-pdb, got %+v", resp.Result)
+	}
+	if writes.Load() != 0 {
+		t.Errorf("status writes = %d, want none", writes.Load())
+	}
+	// Once the PDB allows, the budget charges.
+	pdb.Status.DisruptionsAllowed = 1
+	if err := server.Status().Update(context.Background(), pdb); err != nil {
+		t.Fatal(err)
+	}
+	if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
+		t.Fatalf("refused with the PDB allowing: %+v", resp.Result)
+	}
+}
+
+// A retry of a recorded pod renews its record in a conditional write: if the
+// status controller removed the record meanwhile (the write conflicts), the
+// retry is decided afresh and charged, never let through as already counted.
+func TestAlreadyRecordedIsSerialisedWithTheRecordsRemoval(t *testing.T) {
+	ctx := context.Background()
+	b := allowing("b", 0).DisruptedPods(policyv1alpha1.DisruptedPod{Name: "web-0", UID: "p0", Domain: "zone-a", Time: metav1.NewTime(time.Date(2026, 11, 21, 17, 59, 0, 0, time.UTC))}).Obj()
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), zoneNode(), b).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
+	var cached policyv1alpha1.TopologyDisruptionBudget
+	if err := server.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, &cached); err != nil {
+		t.Fatal(err)
+	}
+	// The status controller drops the record (no deletion was seen) and
+	// counts the pod healthy again: 3 healthy, needs 2, allows 1.
+	dropped := cached.DeepCopy()
+	dropped.Status = budgetAllowing("b", 1).Status
+	if err := server.Status().Update(ctx, dropped); err != nil {
+		t.Fatal(err)
+	}
+	cache := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), zoneNode(), &cached).Build()
+	h := newHandler(t, cache, server)
+	if resp := h.Handle(ctx, request(t, eviction(), false)); !resp.Allowed {
+		t.Fatalf("refused: %+v", resp.Result)
+	}
+	got := getBudget(t, server, "b")
+	if len(got.Status.DisruptedPods) != 1 || got.Status.Domains[0].DisruptionsAllowed != 0 || got.Status.Domains[0].CurrentHealthy != 2 {
+		t.Errorf("after the retry: records %v, allowed %d, healthy %d; want the pod charged afresh (1 record, 0 allowed, 2 healthy)",
+			got.Status.DisruptedPods, got.Status.Domains[0].DisruptionsAllowed, got.Status.Domains[0].CurrentHealthy)
+	}
+	if !got.Status.DisruptedPods[0].Time.Time.Equal(h.Clock.Now()) {
+		t.Errorf("record time %v, want the retry's %v", got.Status.DisruptedPods[0].Time, h.Clock.Now())
+	}
+}
+
+// Several budgets: when one changed spec between the request's look and the
+// write, the eviction is refused for a retry, not charged to a domain found
+// under the old spec.
+func TestMultiBudgetRefusesAChangedSpec(t *testing.T) {
+	ctx := context.Background()
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), zoneNode(), budgetAllowing("a", 1), budgetAllowing("b", 1)).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
+	cache := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), zoneNode(), budgetAllowing("a", 1), budgetAllowing("b", 1)).Build()
+	// b's spec changes on the server (a new generation) and its status
+	// moves on: the cached b conflicts.
+	// (The fake API server does not bump generations: the test does.)
+	fresh := getBudget(t, server, "b")
+	fresh.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(2))
+	fresh.Generation = 2
+	if err := server.Update(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	fresh = getBudget(t, server, "b")
+	// The status controller has already recomputed it: allowing, current.
+	fresh.Status.ObservedGeneration = fresh.Generation
+	if err := server.Status().Update(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if got := getBudget(t, server, "b"); got.Generation != 2 || got.Status.ObservedGeneration != 2 || got.Status.Domains[0].DisruptionsAllowed != 1 {
+		t.Fatalf("setup: generation %d, observed %d", got.Generation, got.Status.ObservedGeneration)
+	}
+	h := newHandler(t, cache, server)
+	resp := h.Handle(ctx, request(t, eviction(), false))
+	if resp.Allowed || resp.Result.Code != http.StatusTooManyRequests || !strings.Contains(resp.Result.Message, "changed") {
+		t.Fatalf("want 429 saying the budget changed, got %+v", resp.Result)
+	}
+	for _, name := range []string{"a", "b"} {
+		if n := len(getBudget(t, server, name).Status.DisruptedPods); n != 0 {
+			t.Errorf("budget %s keeps %d records of an eviction refused", name, n)
+		}
+	}
+}
+
+// A budget whose selector does not parse (stored before the CRD refused
+// such selectors) refuses only the pods it might select; the namespace's
+// other pods pass.
+func TestBrokenBudgetBlocksOnlyWhatItMightCover(t *testing.T) {
+	broken := allowing("broken", 1).Selector(&policyv1alpha1.LabelSelector{MatchLabels: map[string]policyv1alpha1.LabelValue{"app": "web"},
+		MatchExpressions: []policyv1alpha1.LabelSelectorRequirement{{Key: "bad key", Operator: metav1.LabelSelectorOpDoesNotExist}}}).Obj()
+	other := webPod("db-0", "d0").Labels(map[string]string{"app": "db"}).Obj()
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), other, zoneNode(), broken).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).Build()
+	h := newHandler(t, server, server)
+	req := request(t, eviction(), false)
+	req.Name = "db-0"
+	if resp := h.Handle(context.Background(), req); !resp.Allowed {
+		t.Errorf("a pod the broken budget cannot select was refused: %+v", resp.Result)
+	}
+	resp := h.Handle(context.Background(), request(t, eviction(), false))
+	if resp.Allowed || !strings.Contains(resp.Result.Message, "spec.selector") {
+		t.Errorf("a pod the broken budget might select: %+v, want refused naming spec.selector", resp.Result)
+	}
+}
+
+// When the operator's own client holds a status write back (its client-side
+// rate limiter would wait past the request's deadline, as under a drain of
+// many nodes at once), nothing was written: the eviction is refused with a
+// 429, which kubectl drain and the autoscalers retry, not failed with a 500
+// that aborts the drain.
+func TestClientThrottlingIsRefusedForARetry(t *testing.T) {
+	limiter := flowcontrol.NewTokenBucketRateLimiter(0.001, 1)
+	limiter.Accept() // the one token is spent: the next waits 1000 s
+	var writes atomic.Int32
+	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(readyPod(), zoneNode(), budgetAllowing("b", 1)).
+		WithStatusSubresource(&policyv1alpha1.TopologyDisruptionBudget{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+				// What client-go's REST client returns when its limiter
+				// cannot let the request through before ctx's deadline.
+				wctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+				defer cancel()
+				if err := limiter.Wait(wctx); err != nil {
+					return fmt.Errorf("client rate limiter Wait returned an error: %w", err)
+				}
+				writes.Add(1)
+				return c.SubResource(sub).Update(ctx, obj, opts...)
+			},
+		}).Build()
+	h := newHandler(t, server, server)
+	resp := h.Handle(context.Background(), request(t, eviction(), false))
+	if resp.Allowed || resp.Result.Code != http.StatusTooManyRequests {
+		t.Fatalf("throttled status write: allowed %v, %+v; want a 429 refusal", resp.Allowed, resp.Result)
+	}
+	if writes.Load() != 0 || len(getBudget(t, server, "b").Status.DisruptedPods) != 0 {
+		t.Errorf("a throttled eviction was recorded: %d writes", writes.Load())
 	}
 }

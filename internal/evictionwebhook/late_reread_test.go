@@ -35,11 +35,11 @@ import (
 // Replica B writes the budget twice; replica A's webhook group conflicts and
 // re-reads live at try 2 (outside the budget's write lock). The answer (B's
 // first version) is recorded only after A's rollout controller, under the
-// lock, re-read B's second version and wrote on it. From then on A's
-// Versions calls the live version "older" than B's first one, and with no
-// other process writing, every eviction A decides is answered 429
-// (contended) and no writer of A can write the budget again.
-func TestRegressionWebhookFreezesAfterALateUnlockedReread(t *testing.T) {
+// lock, re-read B's second version and wrote on it. Were A's Versions to
+// call the live version "older" than B's first one from then on, with no
+// other process writing, every eviction A decides would be answered 429
+// (contended) and no writer of A could write the budget again.
+func TestTheWebhookDoesNotFreezeAfterALateUnlockedReread(t *testing.T) {
 	ctx := context.Background()
 	objs := append(zonePods(4), zoneNode(), zoneBudget(4, 3))
 	server := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(objs...).
@@ -54,7 +54,7 @@ func TestRegressionWebhookFreezesAfterALateUnlockedReread(t *testing.T) {
 	}
 	replicaB := func(msg string) { // a write that does not change any decision
 		b := getB()
-		apimeta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: "ReviewNote", Status: metav1.ConditionTrue, Reason: "Note", Message: msg})
+		apimeta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: "TestNote", Status: metav1.ConditionTrue, Reason: "Note", Message: msg})
 		if err := server.Status().Update(ctx, b); err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func TestRegressionWebhookFreezesAfterALateUnlockedReread(t *testing.T) {
 	replicaB("b1") // R1: the webhook's first write (on R0) conflicts
 
 	versions := &budgetstatus.Versions{}
-	rollout := &budgetstatus.Writer{Name: "review-rollout", Client: server, Live: server, Versions: versions}
+	rollout := &budgetstatus.Writer{Name: "test-rollout", Client: server, Live: server, Versions: versions}
 	first := true
 	live := fake.NewClientBuilder().WithScheme(scheme(t)).Build() // placeholder, replaced below
 	_ = live
@@ -114,7 +114,7 @@ func TestRegressionWebhookFreezesAfterALateUnlockedReread(t *testing.T) {
 		}
 	}
 	// The status controller can no longer write either.
-	status := &budgetstatus.Writer{Name: "review-status", Client: server, Live: server, Versions: versions, OnlyFromStart: true}
+	status := &budgetstatus.Writer{Name: "test-status", Client: server, Live: server, Versions: versions, OnlyFromStart: true}
 	start := versions.Newest(getB())
 	if _, err := status.Update(ctx, start, func(b *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
 		b.Status.ExpectedPods = 4
