@@ -374,8 +374,7 @@ func TestComputeControllerWithoutPods(t *testing.T) {
 // the unscheduled pods older than it: records newer than two Pending pods
 // explain one of three missing pods, the Pending pods count against every
 // zone, and an old record does not widen what the newer ones explain
-// (second reader's finding: with an old record in zone-a, 5 evictions were
-// allowed where 2 are).
+// (with an old record in zone-a, 2 evictions are allowed, not 5).
 func TestRecordsExplainNoMoreMissingPodsThanEachCan(t *testing.T) {
 	nodes := threeZoneNodes()
 	var pods []*builders.PodWrapper

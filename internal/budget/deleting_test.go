@@ -113,7 +113,7 @@ func TestDeletingPodsWithTheirReplacementsLeaveNothingMissing(t *testing.T) {
 
 // A deleting pod counts where it runs also when its controller's pods all
 // sit in one domain (rule 2), even when a pod on a deleted node takes the
-// missing pod its deletion made (second reader).
+// missing pod its deletion made.
 func TestDeletingPodCountsInItsOnlyDomainBesideAPodOnAGoneNode(t *testing.T) {
 	const d = types.UID("d")
 	rs := replicaSet(d)
@@ -139,8 +139,8 @@ func TestDeletingPodCountsInItsOnlyDomainBesideAPodOnAGoneNode(t *testing.T) {
 
 // A deleting pod's stand-in does not take a Pending pod for its
 // replacement: it vanishes once the pod is gone, and the budget would then
-// allow less than it did a moment before (second reader: zone-c allowed 2
-// with a1 deleting, 1 once a1 was gone).
+// allow less than it did a moment before (zone-c must not allow 2 with a1
+// deleting, and 1 once a1 is gone).
 func TestDeletingPodDoesNotClaimAPendingPod(t *testing.T) {
 	const d = types.UID("d")
 	rs := replicaSet(d)
@@ -171,7 +171,7 @@ func TestDeletingPodDoesNotClaimAPendingPod(t *testing.T) {
 // holds the record of a pod missing from the input until a live read
 // confirms it gone, as a scale-based one does: the pod may be one the
 // webhook read live and granted before the cache saw it, and once the cache
-// sees it Ready it would count healthy (second reader).
+// sees it Ready it would count healthy.
 func TestNonScaleBudgetHoldsAnUnconfirmedGoneRecord(t *testing.T) {
 	const rs = types.UID("rs")
 	rec := record("a-9", AllDomain, rs, at(-time.Second))

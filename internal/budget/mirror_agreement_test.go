@@ -216,8 +216,8 @@ func TestWaitingMirrorLetsANotReadyPodGo(t *testing.T) {
 // A running pod whose eviction was granted (its record keeps it out of the
 // budget's healthy pods) is still Ready to the disruption controller: a
 // waiting domain's mirror adds it to minAvailable, so core does not let a
-// healthy pod of that domain go (second reader's finding: zone-b's mirror
-// said 2 while core counted 3 healthy).
+// healthy pod of that domain go (zone-b's mirror must not say 2 while core
+// counts 3 healthy).
 func TestAWaitingMirrorCountsARecordedRunningPod(t *testing.T) {
 	nodes := threeZones()
 	var ps []*corev1.Pod

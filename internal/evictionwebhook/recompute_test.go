@@ -162,7 +162,7 @@ func TestADryRunSeesTheRecomputedStatus(t *testing.T) {
 
 // A StatefulSet pod's replacement (same name, new UID) reopens its domain
 // too: the predecessor's record, which the status controller confirmed gone
-// with a live read, is not held as one more expected pod (second reader).
+// with a live read, is not held as one more expected pod.
 func TestAStatefulSetReplacementReopensOnTheRecomputedStatus(t *testing.T) {
 	rec := policyv1alpha1.DisruptedPod{Name: "web-0", UID: "p0-old", Domain: "zone-a", ControllerUID: "s1",
 		Time: metav1.NewTime(time.Date(2026, 11, 21, 17, 59, 40, 0, time.UTC))}
@@ -337,8 +337,7 @@ func evictionOf(t *testing.T, name string, dryRun bool) admission.Request {
 // A computation that placed a pod by a deleted node's last labels is not
 // shared: they expire on a clock, with no event of the budget. Once n3's
 // labels are forgotten, web-2's missing pod counts in every zone and zone-a
-// has nothing to spare; a computation kept from before would still allow
-// (second reader's probe).
+// has nothing to spare; a computation kept from before would still allow.
 func TestARecomputationThatReadADeletedNodeIsNotShared(t *testing.T) {
 	c, pending := goneNodeWorld(t, 4, []string{"zone-a", "zone-b", "zone-c"}, func(pod func(int, string) *builders.PodWrapper) []client.Object {
 		return []client.Object{pod(0, "n1").Ready().Obj(), pod(1, "n2").Ready().Obj(), pod(3, "n2").NotReady().Obj(), pod(2, "n3").Ready().Obj()}
@@ -430,8 +429,7 @@ func TestAGrantIsCheckedAgainstAStatusBehindTheCache(t *testing.T) {
 // reads it before it writes). A grant the written status makes (3
 // expected, 2 healthy, maxUnavailable 2: one allowed) is not refused for
 // it: the webhook reads the pod live, confirms the record gone for the
-// status controller too, and grants (second reader's finding on the grant
-// check).
+// status controller too, and grants.
 func TestAGrantCheckConfirmsAReplacedRecordLive(t *testing.T) {
 	rec := policyv1alpha1.DisruptedPod{Name: "web-2", UID: "p2-old", Domain: "zone-a", ControllerUID: "s1",
 		Time: metav1.NewTime(time.Date(2026, 11, 21, 17, 59, 40, 0, time.UTC))}
@@ -535,8 +533,8 @@ func TestAReplicaThatIsNotTheLeaderRefusesAGrantItsCacheNoLongerAllows(t *testin
 // A replica that is not the leader confirms a replaced record live too: a
 // StatefulSet replacement of web-2 runs, not Ready, and the written status
 // (one allowed) is not refused for the predecessor's record its cache holds
-// as one more expected pod (second reader's finding: refused until the
-// record was dropped, up to 30 s per replacement).
+// as one more expected pod (it would be refused until the record was
+// dropped, up to 30 s per replacement).
 func TestAReplicaThatIsNotTheLeaderConfirmsAReplacedRecordLive(t *testing.T) {
 	rec := policyv1alpha1.DisruptedPod{Name: "web-2", UID: "p2-old", Domain: "zone-a", ControllerUID: "s1",
 		Time: metav1.NewTime(time.Date(2026, 11, 21, 17, 59, 40, 0, time.UTC))}
