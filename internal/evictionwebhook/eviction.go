@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package webhook holds the eviction admission webhook: it decides each
+// Package evictionwebhook holds the eviction admission webhook: it decides each
 // pods/eviction CREATE against every TopologyDisruptionBudget covering the
 // pod, and records granted evictions in the budgets' status.
 package evictionwebhook
