@@ -423,14 +423,12 @@ func TestAGrantIsCheckedAgainstAStatusBehindTheCache(t *testing.T) {
 	}
 }
 
-// A StatefulSet replacement running, not Ready yet, in its predecessor's
-// domain: the recomputation holds the predecessor's record as one more
-// expected pod until a live read confirms it gone (the status controller
-// reads it before it writes). A grant the written status makes (3
-// expected, 2 healthy, maxUnavailable 2: one allowed) is not refused for
-// it: the webhook reads the pod live, confirms the record gone for the
-// status controller too, and grants.
-func TestAGrantCheckConfirmsAReplacedRecordLive(t *testing.T) {
+// replacedRecord is zone-a (3 expected, 2 healthy, maxUnavailable 2: one
+// allowed, as written) whose web-2 was evicted and replaced by a
+// StatefulSet pod of the same name, running, not Ready: the predecessor's
+// record is still in status.
+func replacedRecord(t *testing.T) (client.Client, policyv1alpha1.DisruptedPod) {
+	t.Helper()
 	rec := policyv1alpha1.DisruptedPod{Name: "web-2", UID: "p2-old", Domain: "zone-a", ControllerUID: "s1",
 		Time: metav1.NewTime(time.Date(2026, 11, 21, 17, 59, 40, 0, time.UTC))}
 	c, _ := reopened(t, func(b *builders.BudgetWrapper) {
@@ -451,6 +449,18 @@ func TestAGrantCheckConfirmsAReplacedRecordLive(t *testing.T) {
 	if err := c.Create(context.Background(), replacement); err != nil {
 		t.Fatal(err)
 	}
+	return c, rec
+}
+
+// A StatefulSet replacement running, not Ready yet, in its predecessor's
+// domain: the recomputation holds the predecessor's record as one more
+// expected pod until a live read confirms it gone (the status controller
+// reads it before it writes). A grant the written status makes (3
+// expected, 2 healthy, maxUnavailable 2: one allowed) is not refused for
+// it: the webhook reads the pod live, confirms the record gone for the
+// status controller too, and grants.
+func TestAGrantCheckConfirmsAReplacedRecordLive(t *testing.T) {
+	c, rec := replacedRecord(t)
 	h := newHandler(t, c, c)
 	leaderBehind(h)
 	if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
@@ -536,26 +546,7 @@ func TestAReplicaThatIsNotTheLeaderRefusesAGrantItsCacheNoLongerAllows(t *testin
 // as one more expected pod (it would be refused until the record was
 // dropped, up to 30 s per replacement).
 func TestAReplicaThatIsNotTheLeaderConfirmsAReplacedRecordLive(t *testing.T) {
-	rec := policyv1alpha1.DisruptedPod{Name: "web-2", UID: "p2-old", Domain: "zone-a", ControllerUID: "s1",
-		Time: metav1.NewTime(time.Date(2026, 11, 21, 17, 59, 40, 0, time.UTC))}
-	c, _ := reopened(t, func(b *builders.BudgetWrapper) {
-		b.MaxUnavailable(intstr.FromInt32(2)).DisruptedPods(rec).
-			StatusDomains(policyv1alpha1.DomainStatus{Name: "zone-a", ExpectedPods: 3, CurrentHealthy: 2, DesiredHealthy: 1, DisruptionsAllowed: 1}).
-			Conditions(metav1.Condition{Type: policyv1alpha1.ConditionDisruptionAllowed, Status: metav1.ConditionTrue,
-				Reason: policyv1alpha1.ReasonSufficientPods, ObservedGeneration: 1, LastTransitionTime: metav1.Now()})
-	})
-	var web2 corev1.Pod
-	if err := c.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: "web-2"}, &web2); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Delete(context.Background(), &web2); err != nil {
-		t.Fatal(err)
-	}
-	replacement := builders.Pod("web-2").Namespace("ns").UID("p2-new").Labels(map[string]string{"app": "web"}).
-		ControlledBy(webRef()).OnNode("n1").Running().NotReady().Obj()
-	if err := c.Create(context.Background(), replacement); err != nil {
-		t.Fatal(err)
-	}
+	c, _ := replacedRecord(t)
 	h := newHandler(t, c, c)
 	h.Computes = computes(false)
 	if resp := h.Handle(context.Background(), request(t, eviction(), false)); !resp.Allowed {
