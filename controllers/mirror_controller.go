@@ -178,7 +178,7 @@ func (r *MirrorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.clearReplacedDisruptions(ctx, tdb, snap, pdbs.Items); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.ensureMirrors(ctx, tdb, key, snap, checked, pdbs.Items); err != nil {
+	if err := r.ensureMirrors(ctx, tdb, key, checked, pdbs.Items); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || errors.Is(err, errMirrorOverlap) {
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
@@ -400,20 +400,8 @@ var errMirrorOverlap = errors.New("another PodDisruptionBudget still selects a p
 // whose deletion is not confirmed) selects one of its pods, now or once
 // labelled (pods: the covered pods with their domains).
 func (r *MirrorReconciler) ensureMirrors(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, key string,
-	snap *snapshot.Snapshot, pods []placedPod, pdbs []policyv1.PodDisruptionBudget) error {
-	coreDisrupted := map[string]bool{}
-	for i := range pdbs {
-		if isMirrorOf(&pdbs[i], tdb) {
-			for name := range pdbs[i].Status.DisruptedPods {
-				coreDisrupted[name] = true
-			}
-		}
-	}
-	wanted := budget.MirrorDomains(&tdb.Spec, &tdb.Status, budget.UncountedHealthy(snap.Pods, key, tdb.Status.DisruptedPods, coreDisrupted,
-		func(p *corev1.Pod) bool {
-			pl, err := snap.Place(p)
-			return err == nil && pl.NodeGone
-		}))
+	pods []placedPod, pdbs []policyv1.PodDisruptionBudget) error {
+	wanted := budget.MirrorDomains(&tdb.Spec, &tdb.Status)
 	next := make(map[string]*policyv1.PodDisruptionBudget, len(wanted))
 	for _, m := range wanted {
 		p := mirrorOf(tdb, key, m)
@@ -787,7 +775,7 @@ func (mirrorInputsOfBudgetChanged) Update(e event.UpdateEvent) bool {
 		return false
 	}
 	return o.Generation != n.Generation || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
-		!equality.Semantic.DeepEqual(budget.MirrorDomains(&o.Spec, &o.Status, nil), budget.MirrorDomains(&n.Spec, &n.Status, nil)) ||
+		!equality.Semantic.DeepEqual(budget.MirrorDomains(&o.Spec, &o.Status), budget.MirrorDomains(&n.Spec, &n.Status)) ||
 		!equality.Semantic.DeepEqual(apimeta.FindStatusCondition(o.Status.Conditions, policyv1alpha1.ConditionMirrored),
 			apimeta.FindStatusCondition(n.Status.Conditions, policyv1alpha1.ConditionMirrored)) ||
 		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
@@ -803,9 +791,7 @@ func (mirroringOfBudgetChanged) Update(e event.UpdateEvent) bool {
 }
 
 // mirrorInputsOfPodChanged passes pod creations and deletions, and updates
-// of labels (the domain label included), node, phase, or what the
-// disruption controller counts healthy (Ready, not being deleted): a mirror
-// adds the pods it counts healthy and the budget does not.
+// of labels (the domain label included) or node.
 type mirrorInputsOfPodChanged struct{ predicate.Funcs }
 
 func (mirrorInputsOfPodChanged) Update(e event.UpdateEvent) bool {
@@ -815,5 +801,5 @@ func (mirrorInputsOfPodChanged) Update(e event.UpdateEvent) bool {
 		return true
 	}
 	return o.Spec.NodeName != n.Spec.NodeName || !equality.Semantic.DeepEqual(o.Labels, n.Labels) ||
-		o.Status.Phase != n.Status.Phase || budget.IsHealthy(o) != budget.IsHealthy(n)
+		o.Status.Phase != n.Status.Phase
 }

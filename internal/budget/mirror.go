@@ -76,15 +76,7 @@ type MirrorDomain struct {
 // without a domain, a controller without a readable scale, a spec that
 // cannot be evaluated) keeps every expected pod in every domain: its
 // mirrors allow nothing either.
-//
-// uncounted, when not nil, counts by domain the pods the disruption
-// controller counts healthy under the mirror while the budget does not
-// (UncountedHealthy): a Ready pod whose eviction the webhook granted and
-// core did not take (a record the mirror's status does not hold), a Ready
-// pod on a node that is gone. Each is added to the domain's minAvailable, so
-// that the mirror allows no more than the budget: without it a waiting
-// domain with such a pod would let one healthy pod go.
-func MirrorDomains(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, st *policyv1alpha1.TopologyDisruptionBudgetStatus, uncounted map[string]int32) []MirrorDomain {
+func MirrorDomains(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, st *policyv1alpha1.TopologyDisruptionBudgetStatus) []MirrorDomain {
 	rows := st.Domains
 	blocked := false
 	for _, c := range st.Conditions {
@@ -101,16 +93,9 @@ func MirrorDomains(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, st *policy
 		}
 	}
 	for _, r := range rows {
-		extra := uncounted[r.Name]
-		m := MirrorDomain{Domain: r.Name, MinAvailable: r.DesiredHealthy + extra}
-		if r.ExpectedPods == 0 {
-			// Nothing expected, nothing allowed (as policy/v1 says of a
-			// budget, though not of a PDB with an integer minAvailable):
-			// the pods left (a controller scaled to 0) stay.
-			m.MinAvailable = r.CurrentHealthy + extra
-		}
+		m := MirrorDomain{Domain: r.Name, MinAvailable: r.DesiredHealthy}
 		if blocked {
-			m.Waiting, m.MinAvailable = true, r.ExpectedPods+extra
+			m.Waiting, m.MinAvailable = true, r.ExpectedPods
 			out = append(out, m)
 			continue
 		}
@@ -121,39 +106,10 @@ func MirrorDomains(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, st *policy
 			}
 			if others >= *spec.MaxDisruptedDomains {
 				m.Waiting = true
-				m.MinAvailable = waitingMinAvailable(r) + extra
+				m.MinAvailable = waitingMinAvailable(r)
 			}
 		}
 		out = append(out, m)
-	}
-	return out
-}
-
-// UncountedHealthy counts, by the value of the mirrors' domain label key
-// (MirrorDomainKey; "" counts every pod in the domain "all"), the pods the
-// disruption controller counts healthy (Ready, not being deleted) that the
-// budget does not: those on a node that is gone (nodeGone), and those an
-// eviction record of the budget protects unless core took that eviction
-// too (coreDisrupted: the pod names in the mirrors' status.disruptedPods,
-// which core's own count leaves out). pods are the pods the budget's
-// selector selects, with their labels as they are.
-func UncountedHealthy(pods []*corev1.Pod, key string, records []policyv1alpha1.DisruptedPod, coreDisrupted map[string]bool,
-	nodeGone func(*corev1.Pod) bool) map[string]int32 {
-	out := map[string]int32{}
-	for _, p := range pods {
-		if !IsHealthy(p) || isTerminal(p) {
-			continue
-		}
-		d, ok := AllDomain, true
-		if key != "" {
-			d, ok = p.Labels[key]
-		}
-		if !ok {
-			continue
-		}
-		if (nodeGone != nil && nodeGone(p)) || (findRecord(records, p) >= 0 && !coreDisrupted[p.Name]) {
-			out[d]++
-		}
 	}
 	return out
 }

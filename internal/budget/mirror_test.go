@@ -84,7 +84,7 @@ func TestMirrorDomains(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, MirrorDomains(tc.spec, &policyv1alpha1.TopologyDisruptionBudgetStatus{Domains: tc.rows}, nil)); diff != "" {
+			if diff := cmp.Diff(tc.want, MirrorDomains(tc.spec, &policyv1alpha1.TopologyDisruptionBudgetStatus{Domains: tc.rows})); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -100,7 +100,7 @@ func TestMirrorDomainsOfABlockedBudget(t *testing.T) {
 			Domains:    []policyv1alpha1.DomainStatus{{Name: "a", ExpectedPods: 3, CurrentHealthy: 3, DesiredHealthy: 2}},
 			Conditions: []metav1.Condition{{Type: policyv1alpha1.ConditionDisruptionAllowed, Status: metav1.ConditionFalse, Reason: reason}},
 		}
-		if got := MirrorDomains(spec, st, nil); len(got) != 1 || got[0] != (MirrorDomain{"a", 3, true}) {
+		if got := MirrorDomains(spec, st); len(got) != 1 || got[0] != (MirrorDomain{"a", 3, true}) {
 			t.Errorf("%s: %+v, want every expected pod kept", reason, got)
 		}
 	}
