@@ -91,22 +91,23 @@ func checkMirrorsAgree(t *testing.T, in Input) (allowedByBudget int) {
 	labelled, pdbs := mirrorsAsCoreSeesThem(in, &st)
 	for _, p := range labelled {
 		pl, err := Place(judged, p, in.Nodes, nil)
-		if err != nil || !pl.Covered || CanIgnoreBudget(p) {
-			// Core lets a pod it may ignore go whatever its PDBs say; a
-			// pod the budget cannot place it refuses.
+		if !pl.Covered || CanIgnoreBudget(p) {
+			// Core lets a pod it may ignore go whatever its PDBs say.
 			continue
 		}
-		d := DecideEviction(judged, EvictionRequest{Pod: p, Domain: pl.Domain, Now: in.Now, NodeGone: pl.NodeGone})
-		if !d.Allowed || d.Reason == DecisionAlreadyRecorded {
+		q := PodEviction{Pod: p, Covering: []Covering{{Budget: judged, Domain: pl.Domain, NodeGone: pl.NodeGone, PlaceErr: err}}, Now: in.Now}
+		alone := Decide(q)
+		if !alone.Allowed || alone.Reason == DecisionAlreadyRecorded {
 			// A renewed grant (the pod's earlier eviction was granted and
 			// then refused after the webhook) rests on the charge already
 			// made, which the mirrors cannot see: core decides it afresh.
 			continue
 		}
 		allowedByBudget++
-		if v := CheckPodDisruptionBudgets(p, pdbs); v.Refused {
-			t.Errorf("pod %s (domain %q, Ready %v): the budget allows it (%s) but core refuses it over the mirrors: %s\nrows %+v\nmirrors %+v\nworld:\n%s",
-				p.Name, pl.Domain, isReady(p), d.Reason, v.Message, st.Domains, mirrorSummary(pdbs), describe(in))
+		q.PDBs = pdbs
+		if v := Decide(q); !v.Allowed {
+			t.Errorf("pod %s (domain %q, Ready %v): the budget allows it (%s) but the verdict with its mirrors refuses it: %s\nrows %+v\nmirrors %+v\nworld:\n%s",
+				p.Name, pl.Domain, isReady(p), alone.Reason, v.Answer.Decision.Message, st.Domains, mirrorSummary(pdbs), describe(in))
 			return allowedByBudget
 		}
 	}

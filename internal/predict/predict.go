@@ -16,9 +16,10 @@ limitations under the License.
 
 // Package predict answers, from a snapshot of the cluster, what evictions
 // would get now: one pod alone, a set of pods all at once, and an order in
-// which to drain nodes. It decides with the eviction webhook's own code
-// (internal/budget: Place, DecideEviction, CheckPodDisruptionBudgets), so
-// that kubectl-tdb and the webhook cannot disagree on a snapshot. It reads
+// which to drain nodes. It decides with the eviction webhook's own verdict
+// (internal/budget: Place, then Decide for the pod under all its budgets),
+// so that kubectl-tdb and the webhook cannot disagree on a snapshot; it
+// adds only the hints. It reads
 // nothing from the API server: internal/plugin gathers the snapshot.
 package predict
 
@@ -200,15 +201,9 @@ func noGoneNodes(string) (map[string]string, bool) { return nil, false }
 // (as the API server decides) covering it. The webhook stops at the first
 // refusal; Decide lists them all.
 func (s *Snapshot) Decide(pod *corev1.Pod) Verdict {
-	v := Verdict{Allowed: true, charges: map[string]*policyv1alpha1.TopologyDisruptionBudgetStatus{}}
-	ignore := budget.CanIgnoreBudget(pod)
-	type placed struct {
-		key   string
-		e     *tdbEntry
-		place budget.Placement
-		err   error
-	}
-	var tdbCover []placed
+	v := Verdict{charges: map[string]*policyv1alpha1.TopologyDisruptionBudgetStatus{}}
+	q := budget.PodEviction{Pod: pod, Now: s.Now, All: true}
+	var keys []string
 	notEnforced := false
 	for _, k := range s.tdbsByNS[pod.Namespace] {
 		e := s.tdbs[k]
@@ -219,87 +214,61 @@ func (s *Snapshot) Decide(pod *corev1.Pod) Verdict {
 		ref := tdbRef(e.tdb, place.Domain)
 		v.Budgets = append(v.Budgets, ref)
 		if ref.NotEnforced {
+			// The webhook is never asked: shown, refusing nothing.
 			notEnforced = true
 			continue
 		}
-		tdbCover = append(tdbCover, placed{key: k, e: e, place: place, err: err})
+		keys = append(keys, k)
+		q.Covering = append(q.Covering, budget.Covering{Budget: e.tdb, Domain: place.Domain, NodeGone: place.NodeGone, PlaceErr: err})
 	}
-	if !ignore {
-		// The webhook refuses on a budget that cannot place the pod before
-		// it decides any: that budget's reason comes first.
-		var placeReason budget.Reason
-		for _, c := range tdbCover {
-			var d budget.Decision
-			if c.err != nil {
-				d = budget.RefusePlacement(c.e.tdb, c.err)
-				if placeReason == "" {
-					placeReason = d.Reason
-				}
-			} else {
-				d = budget.DecideEviction(c.e.tdb, budget.EvictionRequest{Pod: pod, Domain: c.place.Domain, Now: s.Now, NodeGone: c.place.NodeGone})
-			}
-			if !d.Allowed {
-				v.refuse(d.Reason, Block{Kind: KindTDB, Namespace: c.e.tdb.Namespace, Name: c.e.tdb.Name, Domain: c.place.Domain,
-					Message: d.Message, Reason: string(d.Reason), Hint: tdbHint(c.e.tdb, c.place.Domain, d.Reason, pod)})
-				continue
-			}
-			if v.Allowed && v.Reason == "" {
-				v.Reason = d.Reason
-			}
-			if d.Status != nil {
-				v.charges[c.key] = d.Status
-			}
-		}
-		if placeReason != "" {
-			v.Reason = placeReason
-		}
-	}
-	var covering []policyv1.PodDisruptionBudget
 	for _, k := range s.pdbsByNS[pod.Namespace] {
 		p := s.pdbs[k]
-		sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
-		if err != nil || !sel.Matches(labels.Set(pod.Labels)) {
-			continue
+		q.PDBs = append(q.PDBs, *p)
+		if sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector); err == nil && sel.Matches(labels.Set(pod.Labels)) {
+			v.Budgets = append(v.Budgets, BudgetRef{Kind: KindPDB, Namespace: p.Namespace, Name: p.Name,
+				Healthy: p.Status.CurrentHealthy, Desired: p.Status.DesiredHealthy, Expected: p.Status.ExpectedPods, Allowed: p.Status.DisruptionsAllowed})
 		}
-		covering = append(covering, *p)
-		v.Budgets = append(v.Budgets, BudgetRef{Kind: KindPDB, Namespace: p.Namespace, Name: p.Name,
-			Healthy: p.Status.CurrentHealthy, Desired: p.Status.DesiredHealthy, Expected: p.Status.ExpectedPods, Allowed: p.Status.DisruptionsAllowed})
 	}
-	if ignore {
-		v.Reason = budget.DecisionPodNotRunning
-		return v
+	bv := budget.Decide(q)
+	v.Allowed, v.Reason = bv.Allowed, bv.Reason
+	if v.Allowed && v.Reason == budget.DecisionNotCovered && notEnforced {
+		v.Reason = budget.DecisionNotEnforced
 	}
-	if pv := budget.CheckPodDisruptionBudgets(pod, covering); pv.Refused {
-		b := Block{Kind: KindPDB, Namespace: pod.Namespace, Name: pv.PDB, Message: pv.Message, Reason: string(ReasonPDB)}
-		if pv.PDB == "" {
-			names := make([]string, len(covering))
-			for i := range covering {
-				names[i] = covering[i].Name
-			}
-			b.Name = joinNames(names)
-			b.Hint = "remove all but one of these PodDisruptionBudgets: the eviction API refuses a pod covered by several"
-		} else {
-			b.Hint = pdbHint(s.pdbs[pod.Namespace+"/"+pv.PDB], pv.Code, pod)
+	for _, r := range bv.Refusals {
+		v.Blocks = append(v.Blocks, s.block(pod, q, r))
+	}
+	for i, d := range bv.Decisions {
+		if d.Status != nil {
+			v.charges[keys[i]] = d.Status
 		}
-		v.refuse(ReasonPDB, b)
-	} else if len(covering) == 1 && pdbCharges(pod, &covering[0]) {
-		v.pdbCharged = pod.Namespace + "/" + covering[0].Name
 	}
-	if v.Allowed && v.Reason == "" {
-		v.Reason = budget.DecisionNotCovered
-		if notEnforced {
-			v.Reason = budget.DecisionNotEnforced
-		}
+	if bv.PDBCharged {
+		v.pdbCharged = pod.Namespace + "/" + bv.PDB
 	}
 	return v
 }
 
-func (v *Verdict) refuse(reason budget.Reason, b Block) {
-	if v.Allowed {
-		v.Allowed = false
-		v.Reason = reason
+// block is one refusal as kubectl-tdb shows it, with its hint.
+func (s *Snapshot) block(pod *corev1.Pod, q budget.PodEviction, r budget.Refusal) Block {
+	if r.Budget >= 0 {
+		c := q.Covering[r.Budget]
+		return Block{Kind: KindTDB, Namespace: c.Budget.Namespace, Name: c.Budget.Name, Domain: c.Domain,
+			Message: r.Decision.Message, Reason: string(r.Decision.Reason), Hint: tdbHint(c.Budget, c.Domain, r.Decision.Reason, pod)}
 	}
-	v.Blocks = append(v.Blocks, b)
+	b := Block{Kind: KindPDB, Namespace: pod.Namespace, Name: r.PDB.PDB, Message: r.PDB.Message, Reason: string(ReasonPDB)}
+	if r.PDB.PDB != "" {
+		b.Hint = pdbHint(s.pdbs[pod.Namespace+"/"+r.PDB.PDB], r.PDB.Code, pod)
+		return b
+	}
+	var names []string
+	for _, p := range q.PDBs {
+		if sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector); err == nil && sel.Matches(labels.Set(pod.Labels)) {
+			names = append(names, p.Name)
+		}
+	}
+	b.Name = joinNames(names)
+	b.Hint = "remove all but one of these PodDisruptionBudgets: the eviction API refuses a pod covered by several"
+	return b
 }
 
 // Apply records an allowed eviction in the snapshot, as the webhook records
@@ -324,19 +293,6 @@ func (s *Snapshot) Apply(v Verdict) {
 		p.Status.DisruptionsAllowed--
 		s.pdbs[v.pdbCharged] = p
 	}
-}
-
-// pdbCharges says whether the API server spends the PDB's allowance on the
-// pod's eviction: not for a not-Ready pod it lets go under the PDB's
-// unhealthyPodEvictionPolicy.
-func pdbCharges(pod *corev1.Pod, p *policyv1.PodDisruptionBudget) bool {
-	if budget.IsHealthy(pod) {
-		return true
-	}
-	if p.Spec.UnhealthyPodEvictionPolicy != nil && *p.Spec.UnhealthyPodEvictionPolicy == policyv1.AlwaysAllow {
-		return false
-	}
-	return p.Status.CurrentHealthy < p.Status.DesiredHealthy || p.Status.DesiredHealthy <= 0
 }
 
 func tdbRef(t *policyv1alpha1.TopologyDisruptionBudget, domain string) BudgetRef {
