@@ -40,7 +40,9 @@ func TestDecide(t *testing.T) {
 	full := func(name string) *policyv1alpha1.TopologyDisruptionBudget {
 		return tdb(name).TopologyKey(zoneKey).StatusDomains(row("zone-a", 4, 3, 3, 0)).Obj()
 	}
-	inA := func(b *policyv1alpha1.TopologyDisruptionBudget) Covering { return Covering{Budget: b, Domain: "zone-a"} }
+	inA := func(b *policyv1alpha1.TopologyDisruptionBudget) Covering {
+		return Covering{Budget: b, Domain: "zone-a"}
+	}
 	unplaced := func(b *policyv1alpha1.TopologyDisruptionBudget) Covering {
 		return Covering{Budget: b, PlaceErr: fmt.Errorf("node n9: %w", ErrNoDomainLabel)}
 	}
