@@ -22,7 +22,7 @@
 #   KUBE_APISERVER_PORT  fixed API server port (default: a free port)
 #   POD_REMOVAL        kwok (default): the pod-remove and pod-release Stages
 #                      end pod deletions; external: no Stage does, a process
-#                      of the caller's must (test/kwokenv.PodRemover, which
+#                      of the caller's must (test/perf/perfenv.PodRemover, which
 #                      deletes by UID as a kubelet does, and without
 #                      POD_DELETE_DELAY)
 #   AUDIT_POLICY       an audit policy file: the API server then writes its

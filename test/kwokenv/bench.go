@@ -22,7 +22,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -151,20 +150,6 @@ func EachSeries(r io.Reader, f func(series string, v float64)) error {
 		f(l[:sp], v)
 	}
 	return sc.Err()
-}
-
-// Commit names the tree a bench ran: the short commit, with "-dirty" when
-// the working tree has changes ("" outside a git checkout).
-func Commit() string {
-	out, err := exec.Command("git", "-C", Root(), "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return ""
-	}
-	s := strings.TrimSpace(string(out))
-	if st, _ := exec.Command("git", "-C", Root(), "status", "--porcelain").Output(); len(st) > 0 {
-		s += "-dirty"
-	}
-	return s
 }
 
 // ZoneList formats per-zone counts of the three-zone cluster.

@@ -61,7 +61,7 @@ func (w *Watcher) Unavailable(ctx context.Context) (map[string]int, error) {
 	}
 	ready := map[string]int{}
 	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || !podReady(&p) {
+		if !PodReady(&p) {
 			continue
 		}
 		ready[zoneOf[p.Spec.NodeName]]++
@@ -73,7 +73,12 @@ func (w *Watcher) Unavailable(ctx context.Context) (map[string]int, error) {
 	return out, nil
 }
 
-func podReady(p *corev1.Pod) bool {
+// PodReady tells whether a pod counts as available: Running, not being
+// deleted, and Ready.
+func PodReady(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue

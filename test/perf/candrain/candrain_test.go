@@ -18,7 +18,7 @@ limitations under the License.
 
 // Package candrain measures `kubectl tdb can-drain` on a large local kwok
 // cluster with the real control plane (hack/cluster): by default 1,000
-// nodes in 3 zones and 10,000 pods (kwokenv.PlanScale: 100 StatefulSets and
+// nodes in 3 zones and 10,000 pods (perfenv.PlanScale: 100 StatefulSets and
 // Deployments over 10 namespaces, spread over the zones, and a DaemonSet),
 // every workload under a TopologyDisruptionBudget (maxUnavailable 1 per
 // zone, 10% per zone, or minAvailable 90% per zone with maxDisruptedDomains
@@ -80,6 +80,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
+	"github.com/tdb-operator/tdb-operator/test/perf/perfenv"
 )
 
 const (
@@ -125,8 +126,8 @@ func loadConfig() (config, error) {
 		// A tenth of a smaller cluster.
 		c.DrainNodes = min(c.DrainNodes, max(1, c.Nodes/10))
 	}
-	if c.Nodes < kwokenv.ScaleZones || c.DrainNodes > c.Nodes {
-		return c, fmt.Errorf("NODES=%d, DRAIN_NODES=%d: want at least %d nodes and no more drained than there are", c.Nodes, c.DrainNodes, kwokenv.ScaleZones)
+	if c.Nodes < perfenv.ScaleZones || c.DrainNodes > c.Nodes {
+		return c, fmt.Errorf("NODES=%d, DRAIN_NODES=%d: want at least %d nodes and no more drained than there are", c.Nodes, c.DrainNodes, perfenv.ScaleZones)
 	}
 	if c.populateOnly {
 		c.keep = true
@@ -211,7 +212,7 @@ type oneRun struct {
 
 func run(ctx context.Context, cfg config) ([]string, error) {
 	start := time.Now()
-	rep := &report{Config: cfg, Commit: kwokenv.Commit()}
+	rep := &report{Config: cfg, Commit: perfenv.Commit()}
 	logDir, err := os.MkdirTemp("", "candrain-")
 	if err != nil {
 		return nil, err
@@ -224,9 +225,9 @@ func run(ctx context.Context, cfg config) ([]string, error) {
 		}
 	}
 
-	fmt.Printf(">> local cluster %s: %d nodes in %d zones (real kube-apiserver, controller-manager, scheduler v1.36.3; POD_READY_DELAY=0)\n", clusterName, cfg.Nodes, kwokenv.ScaleZones)
+	fmt.Printf(">> local cluster %s: %d nodes in %d zones (real kube-apiserver, controller-manager, scheduler v1.36.3; POD_READY_DELAY=0)\n", clusterName, cfg.Nodes, perfenv.ScaleZones)
 	t0 := time.Now()
-	c, err := kwokenv.UpScale(ctx, clusterName, cfg.Nodes, cfg.reuse)
+	c, err := perfenv.UpScale(ctx, clusterName, cfg.Nodes, cfg.reuse)
 	if err != nil {
 		return nil, err
 	}
@@ -282,14 +283,14 @@ func run(ctx context.Context, cfg config) ([]string, error) {
 		return nil, err
 	}
 
-	drain := kwokenv.NodesSpread(nodes.Items, cfg.DrainNodes)
+	drain := perfenv.NodesSpread(nodes.Items, cfg.DrainNodes)
 	fmt.Printf("\n>> can-drain on %d of %d nodes (%d pods a drain would evict; DaemonSet pods ignored)\n", len(drain), len(nodes.Items), sumOf(expected, drain))
 	big, err := b.measure(ctx, drain, sumOf(expected, drain), cfg.Runs, true)
 	if err != nil {
 		return nil, err
 	}
 	rep.CanDrain = big
-	smallNodes := kwokenv.NodesSpread(nodes.Items, max(1, cfg.DrainNodes/10))
+	smallNodes := perfenv.NodesSpread(nodes.Items, max(1, cfg.DrainNodes/10))
 	fmt.Printf("\n>> can-drain on %d nodes (%d pods), to see what grows with the pods\n", len(smallNodes), sumOf(expected, smallNodes))
 	if rep.Small, err = b.measure(ctx, smallNodes, sumOf(expected, smallNodes), max(1, cfg.Runs/2), false); err != nil {
 		return nil, err
@@ -304,8 +305,8 @@ func run(ctx context.Context, cfg config) ([]string, error) {
 
 // populate creates the workloads, waits for their pods, then the budgets
 // and their status.
-func populate(ctx context.Context, k8s client.Client, cfg config, pop *population) (*kwokenv.Scale, error) {
-	scale, err := kwokenv.PlanScale(kwokenv.ScaleSpec{Prefix: "candrain", Pods: cfg.Pods, Nodes: cfg.Nodes, DaemonSet: true, PDBEvery: 10})
+func populate(ctx context.Context, k8s client.Client, cfg config, pop *population) (*perfenv.Scale, error) {
+	scale, err := perfenv.PlanScale(perfenv.ScaleSpec{Prefix: "candrain", Pods: cfg.Pods, Nodes: cfg.Nodes, DaemonSet: true, PDBEvery: 10})
 	if err != nil {
 		return nil, err
 	}
@@ -747,7 +748,7 @@ func verdict(cfg config, rep *report) []string {
 	return f
 }
 
-func summary(cfg config, rep *report, scale *kwokenv.Scale) {
+func summary(cfg config, rep *report, scale *perfenv.Scale) {
 	big, small := rep.CanDrain, rep.Small
 	fmt.Printf("\n== can-drain, %d of %d nodes, %d pods in the cluster (%d workloads, %d TDBs, %d PDBs)\n", big.Nodes, cfg.Nodes, scale.Pods(), len(scale.Workloads), len(scale.TDBs), len(scale.PDBs))
 	fmt.Printf("   wall time p50 %.2fs, max %.2fs over %d runs (limit: p50 under %gs)\n", big.P50Sec, big.MaxSec, len(big.Runs), cfg.MaxSeconds)

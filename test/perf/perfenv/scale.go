@@ -14,7 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kwokenv
+// Package perfenv is what only the benchmarks under test/perf use on top of
+// the local-cluster harness (test/kwokenv): a cluster populated at scale
+// (Scale, UpScale), the PodRemover that ends pod deletions by UID as a
+// kubelet does, and the commit a run measured.
+package perfenv
 
 import (
 	"context"
@@ -37,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
 // This file populates a local cluster at scale (hundreds to thousands of
@@ -61,7 +66,7 @@ const ScaleZones = 3
 const ScaleLabel = "scale.tdb.dev/population"
 
 // ScaleSettings are the hack/cluster/up.sh settings of a scale cluster of
-// nodes nodes: ScaleZones zones of nodes/ScaleZones nodes each (TopUpNodes
+// nodes nodes: ScaleZones zones of nodes/ScaleZones nodes each (topUpNodes
 // adds the rest) and pods Ready as soon as they are bound.
 func ScaleSettings(nodes int) []string {
 	return []string{
@@ -72,27 +77,27 @@ func ScaleSettings(nodes int) []string {
 }
 
 // UpScale brings up the named cluster with nodes nodes over ScaleZones zones
-// (ScaleSettings, then TopUpNodes). Unless reuse, a cluster of that name is
+// (ScaleSettings, then topUpNodes). Unless reuse, a cluster of that name is
 // torn down first, so that the cluster is fresh; with reuse an existing
 // cluster is kept with what runs on it (up.sh only adds missing nodes).
 // extra are more hack/cluster settings (e.g. ExternalPodRemoval).
-func UpScale(ctx context.Context, name string, nodes int, reuse bool, extra ...string) (*Cluster, error) {
+func UpScale(ctx context.Context, name string, nodes int, reuse bool, extra ...string) (*kwokenv.Cluster, error) {
 	if !reuse {
-		if err := (&Cluster{Name: name}).DownIfExists(); err != nil {
+		if err := (&kwokenv.Cluster{Name: name}).DownIfExists(); err != nil {
 			return nil, err
 		}
 	}
-	c, err := Up(name, append(ScaleSettings(nodes), extra...)...)
+	c, err := kwokenv.Up(name, append(ScaleSettings(nodes), extra...)...)
 	if err != nil {
 		return nil, err
 	}
-	return c, c.TopUpNodes(ctx, nodes)
+	return c, topUpNodes(ctx, c, nodes)
 }
 
-// TopUpNodes adds nodes, one zone after the other (zone-a first), until the
+// topUpNodes adds nodes, one zone after the other (zone-a first), until the
 // cluster has n nodes: up.sh makes the same number in every zone.
-func (c *Cluster) TopUpNodes(ctx context.Context, n int) error {
-	k8s, err := NewClient(c.Kubeconfig)
+func topUpNodes(ctx context.Context, c *kwokenv.Cluster, n int) error {
+	k8s, err := kwokenv.NewClient(c.Kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -200,7 +205,7 @@ func PlanScale(spec ScaleSpec) (*Scale, error) {
 		}
 		w := ScaleWorkload{Namespace: ns, Replicas: replicas}
 		// The pods and the workload carry ScaleLabel too (withPods).
-		p := Pods{Namespace: ns, Labels: lbl, ZoneSpread: corev1.DoNotSchedule}
+		p := kwokenv.Pods{Namespace: ns, Labels: lbl, ZoneSpread: corev1.DoNotSchedule}
 		if i%2 == 0 {
 			w.Kind, w.Name = "StatefulSet", fmt.Sprintf("sts-%03d", i)
 			if spec.ZonePinned && i%4 == 0 {
@@ -208,11 +213,11 @@ func PlanScale(spec ScaleSpec) (*Scale, error) {
 				p.Zone, p.ZoneSpread = w.Zone, ""
 			}
 			p.App = w.Name
-			w.obj = OnDeleteStatefulSet(p, w.Name, int32(replicas), "")
+			w.obj = kwokenv.OnDeleteStatefulSet(p, w.Name, int32(replicas), "")
 		} else {
 			w.Kind, w.Name = "Deployment", fmt.Sprintf("deploy-%03d", i)
 			p.App = w.Name
-			w.obj = RollingDeployment(p, w.Name, int32(replicas), 1, 0)
+			w.obj = kwokenv.RollingDeployment(p, w.Name, int32(replicas), 1, 0)
 		}
 		sel := map[string]string{"app": w.Name}
 		meta := metav1.ObjectMeta{Namespace: ns, Name: w.Name, Labels: lbl}
@@ -227,7 +232,7 @@ func PlanScale(spec ScaleSpec) (*Scale, error) {
 			s.PDBs = append(s.PDBs, pdb)
 		} else {
 			tdb := &policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: meta, Spec: policyv1alpha1.TopologyDisruptionBudgetSpec{
-				Selector: policyv1alpha1.SetAsLabelSelector(sel), TopologyKey: ZoneKey}}
+				Selector: policyv1alpha1.SetAsLabelSelector(sel), TopologyKey: kwokenv.ZoneKey}}
 			switch tdbTurn % 3 {
 			case 0:
 				tdb.Spec.MaxUnavailable, w.Budget = ptr.To(intstr.FromInt32(1)), "TDB maxUnavailable 1 per zone"
@@ -244,7 +249,7 @@ func PlanScale(spec ScaleSpec) (*Scale, error) {
 	}
 	if spec.DaemonSet {
 		w := ScaleWorkload{Kind: "DaemonSet", Namespace: s.Namespaces[0], Name: "node-agent", Replicas: spec.Nodes}
-		w.obj = OnDeleteDaemonSet(Pods{Namespace: w.Namespace, App: w.Name, Labels: lbl}, w.Name, "")
+		w.obj = kwokenv.OnDeleteDaemonSet(kwokenv.Pods{Namespace: w.Namespace, App: w.Name, Labels: lbl}, w.Name, "")
 		s.Workloads = append(s.Workloads, w)
 	}
 	return s, nil
@@ -433,7 +438,7 @@ func (s *Scale) CountPods(ctx context.Context, k8s client.Client) (PodCount, err
 			} else {
 				out.PerNode[p.Spec.NodeName]++
 			}
-			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && podReady(p) {
+			if kwokenv.PodReady(p) {
 				out.Ready++
 			}
 		}
@@ -562,7 +567,7 @@ func NodesSpread(nodes []corev1.Node, n int) []string {
 		return i
 	}
 	sort.Slice(sorted, func(i, j int) bool {
-		zi, zj := sorted[i].Labels[ZoneKey], sorted[j].Labels[ZoneKey]
+		zi, zj := sorted[i].Labels[kwokenv.ZoneKey], sorted[j].Labels[kwokenv.ZoneKey]
 		if zi != zj {
 			return zi < zj
 		}

@@ -19,7 +19,7 @@ limitations under the License.
 // Package scalebench measures the operator at scale against core's
 // PodDisruptionBudgets, side by side on one fresh local kwok cluster with
 // the real control plane (hack/cluster): by default 1,000 nodes in 3 zones
-// and 10,000 pods in 100 workloads over 10 namespaces (kwokenv.PlanScale:
+// and 10,000 pods in 100 workloads over 10 namespaces (perfenv.PlanScale:
 // zone-pinned StatefulSets, spread StatefulSets, spread Deployments, and a
 // DaemonSet), one budget per workload.
 //
@@ -27,7 +27,7 @@ limitations under the License.
 // with a TopologyDisruptionBudget per workload (maxUnavailable 1 per zone,
 // 10% per zone, or minAvailable 90% per zone with maxDisruptedDomains 1, in
 // turn), then with the closest policy/v1 PodDisruptionBudget per workload
-// instead (kwokenv.Scale.EquivalentPDBs), then with no budget at all: the
+// instead (perfenv.Scale.EquivalentPDBs), then with no budget at all: the
 // floor, which the table shows the other two against (drain wall time and
 // allowed eviction p99 as ratios to it). A system's turn adds RECYCLE new nodes,
 // then one process drains RECYCLE old nodes at once with the drain library
@@ -96,6 +96,7 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
+	"github.com/tdb-operator/tdb-operator/test/perf/perfenv"
 )
 
 const (
@@ -159,7 +160,7 @@ func loadConfig() (config, error) {
 		c.Budgets = max(3, c.Pods/100)
 	}
 	if c.Recycle == 0 {
-		c.Recycle = max(kwokenv.ScaleZones, c.Nodes/10)
+		c.Recycle = max(perfenv.ScaleZones, c.Nodes/10)
 	}
 	if c.RemoverWorkers == 0 {
 		// A kubelet for each node drained: 8 workers kept evicted pods
@@ -167,8 +168,8 @@ func loadConfig() (config, error) {
 		// drained (docs/scale.md, The pod remover).
 		c.RemoverWorkers = max(8, c.Recycle)
 	}
-	if c.Nodes < 3*kwokenv.ScaleZones || c.Recycle*len(systems)*c.Rounds > c.Nodes {
-		return c, fmt.Errorf("NODES=%d, RECYCLE=%d, ROUNDS=%d: want at least %d nodes, and %d×RECYCLE×ROUNDS old nodes to drain", c.Nodes, c.Recycle, c.Rounds, 3*kwokenv.ScaleZones, len(systems))
+	if c.Nodes < 3*perfenv.ScaleZones || c.Recycle*len(systems)*c.Rounds > c.Nodes {
+		return c, fmt.Errorf("NODES=%d, RECYCLE=%d, ROUNDS=%d: want at least %d nodes, and %d×RECYCLE×ROUNDS old nodes to drain", c.Nodes, c.Recycle, c.Rounds, 3*perfenv.ScaleZones, len(systems))
 	}
 	return c, nil
 }
@@ -291,7 +292,7 @@ type system struct {
 	// cluster's components, the operator, this bench).
 	Machine []MachineFigures `json:"machine,omitempty"`
 	// PodRemoval*: how long an evicted pod waited for the pod remover (the
-	// bench's stand-in for the kubelets, kwokenv.PodRemover) once its cache
+	// bench's stand-in for the kubelets, perfenv.PodRemover) once its cache
 	// showed the deletion: from then to its delete answered.
 	PodRemovalP50MS float64 `json:"pod_removal_p50_ms,omitempty"`
 	PodRemovalP99MS float64 `json:"pod_removal_p99_ms,omitempty"`
@@ -317,16 +318,16 @@ type bench struct {
 	op       *kwokenv.Operator
 	k8s      client.Client
 	cs       kubernetes.Interface
-	scale    *kwokenv.Scale
+	scale    *perfenv.Scale
 	logDir   string
 	drained  map[string]bool
 	original map[string]bool
 	tdbCache cache.Cache
-	remover  *kwokenv.PodRemover
+	remover  *perfenv.PodRemover
 }
 
 func run(ctx context.Context, cfg config) ([]string, error) {
-	rep := &report{Config: cfg, Commit: kwokenv.Commit(), Population: map[string]float64{}, Systems: map[string]*system{}}
+	rep := &report{Config: cfg, Commit: perfenv.Commit(), Population: map[string]float64{}, Systems: map[string]*system{}}
 	b := &bench{cfg: cfg, drained: map[string]bool{}, original: map[string]bool{}}
 	var err error
 	if b.logDir, err = os.MkdirTemp("", "scalebench-"); err != nil {
@@ -340,21 +341,21 @@ func run(ctx context.Context, cfg config) ([]string, error) {
 		return nil, fmt.Errorf("PROFILE_DIR: %w", err)
 	}
 	start := time.Now()
-	fmt.Printf(">> local cluster %s: %d nodes in %d zones (real kube-apiserver, controller-manager, scheduler v1.36.3; POD_READY_DELAY=0)\n", clusterName, cfg.Nodes, kwokenv.ScaleZones)
+	fmt.Printf(">> local cluster %s: %d nodes in %d zones (real kube-apiserver, controller-manager, scheduler v1.36.3; POD_READY_DELAY=0)\n", clusterName, cfg.Nodes, perfenv.ScaleZones)
 	// Pods being deleted are removed by UID, as a kubelet does: kwok's
 	// Stage deletes by name, and under this load its late deletes removed
 	// StatefulSet replacements (hack/cluster/stages/pod-remove.yaml).
-	settings := []string{kwokenv.ExternalPodRemoval}
+	settings := []string{perfenv.ExternalPodRemoval}
 	if os.Getenv("AUDIT_POLICY") == "" {
 		settings = append(settings, "AUDIT_POLICY="+filepath.Join(kwokenv.Root(), auditPolicy))
 	}
-	if b.c, err = kwokenv.UpScale(ctx, clusterName, cfg.Nodes, cfg.reuse, settings...); err != nil {
+	if b.c, err = perfenv.UpScale(ctx, clusterName, cfg.Nodes, cfg.reuse, settings...); err != nil {
 		return nil, err
 	}
 	defer b.close()
 	removerCtx, stopRemover := context.WithCancel(ctx)
 	defer stopRemover()
-	if b.remover, err = kwokenv.StartPodRemover(removerCtx, b.c.Kubeconfig, cfg.RemoverWorkers); err != nil {
+	if b.remover, err = perfenv.StartPodRemover(removerCtx, b.c.Kubeconfig, cfg.RemoverWorkers); err != nil {
 		return nil, err
 	}
 	rep.Population["cluster_up_s"] = time.Since(start).Seconds()
@@ -393,7 +394,7 @@ func run(ctx context.Context, cfg config) ([]string, error) {
 	defer cancelCache()
 	go func() { _ = b.tdbCache.Start(cacheCtx) }()
 
-	if b.scale, err = kwokenv.PlanScale(kwokenv.ScaleSpec{Prefix: prefix, Pods: cfg.Pods, Nodes: cfg.Nodes, Workloads: cfg.Budgets, DaemonSet: true, ZonePinned: true}); err != nil {
+	if b.scale, err = perfenv.PlanScale(perfenv.ScaleSpec{Prefix: prefix, Pods: cfg.Pods, Nodes: cfg.Nodes, Workloads: cfg.Budgets, DaemonSet: true, ZonePinned: true}); err != nil {
 		return nil, err
 	}
 	fmt.Printf(">> population: %s", kwokenv.Indent(b.scale.Describe(), "   ")[3:])
@@ -487,8 +488,8 @@ func (b *bench) turn(ctx context.Context, round int, sys string) (*system, error
 	// New nodes first, as an upgrade's surge: the drained pods land there
 	// as well as on the other nodes.
 	for i, z := range []string{"zone-a", "zone-b", "zone-c"} {
-		n := cfg.Recycle / kwokenv.ScaleZones
-		if i < cfg.Recycle%kwokenv.ScaleZones {
+		n := cfg.Recycle / perfenv.ScaleZones
+		if i < cfg.Recycle%perfenv.ScaleZones {
 			n++
 		}
 		if _, err := b.c.AddNodes(z, n); err != nil {
@@ -505,7 +506,7 @@ func (b *bench) turn(ctx context.Context, round int, sys string) (*system, error
 			candidates = append(candidates, n)
 		}
 	}
-	drain := kwokenv.NodesSpread(candidates, cfg.Recycle)
+	drain := perfenv.NodesSpread(candidates, cfg.Recycle)
 	for _, n := range drain {
 		b.drained[n] = true
 	}
@@ -841,7 +842,7 @@ func copyMap(m map[string]float64) map[string]float64 {
 // systemNone), removes the other systems' and waits until each budget has a
 // status for its generation.
 func (b *bench) setBudgets(ctx context.Context, sys string) error {
-	sel := client.MatchingLabels{kwokenv.ScaleLabel: prefix}
+	sel := client.MatchingLabels{perfenv.ScaleLabel: prefix}
 	for _, ns := range b.scale.Namespaces {
 		if sys != systemPDB {
 			if err := b.k8s.DeleteAllOf(ctx, &policyv1.PodDisruptionBudget{}, client.InNamespace(ns), sel); err != nil {
@@ -889,7 +890,7 @@ func (b *bench) setBudgets(ctx context.Context, sys string) error {
 // budgetsBehind names a budget of the system that is not current (gone
 // budgets of the other system included), or "".
 func (b *bench) budgetsBehind(ctx context.Context, sys string) (string, error) {
-	sel := client.MatchingLabels{kwokenv.ScaleLabel: prefix}
+	sel := client.MatchingLabels{perfenv.ScaleLabel: prefix}
 	var tdbs policyv1alpha1.TopologyDisruptionBudgetList
 	if err := b.k8s.List(ctx, &tdbs, sel); err != nil {
 		return "", err
@@ -924,7 +925,7 @@ func (b *bench) budgetsBehind(ctx context.Context, sys string) (string, error) {
 // waitWhole waits until every StatefulSet and Deployment of the population
 // has all its pods Ready and no pod of theirs is being deleted.
 func (b *bench) waitWhole(ctx context.Context, timeout time.Duration) error {
-	sel := client.MatchingLabels{kwokenv.ScaleLabel: prefix}
+	sel := client.MatchingLabels{perfenv.ScaleLabel: prefix}
 	deadline := time.Now().Add(timeout)
 	for {
 		short := ""
@@ -975,7 +976,7 @@ func (b *bench) podOnGoneNode(ctx context.Context) (string, error) {
 		exists[n.Name] = true
 	}
 	var pods corev1.PodList
-	if err := b.k8s.List(ctx, &pods, client.MatchingLabels{kwokenv.ScaleLabel: prefix}); err != nil {
+	if err := b.k8s.List(ctx, &pods, client.MatchingLabels{perfenv.ScaleLabel: prefix}); err != nil {
 		return "", err
 	}
 	for _, p := range pods.Items {

@@ -42,6 +42,7 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
+	"github.com/tdb-operator/tdb-operator/test/perf/perfenv"
 )
 
 // The watcher checks every budget at every pod event, independently of the
@@ -175,7 +176,7 @@ type watcher struct {
 	slow   []slowLag
 }
 
-func newWatcher(scale *kwokenv.Scale, rules map[string]*rule) *watcher {
+func newWatcher(scale *perfenv.Scale, rules map[string]*rule) *watcher {
 	w := &watcher{zoneOf: map[string]string{}, workloads: map[string]*workload{}, events: make(chan func(), 100000),
 		statuses: map[types.NamespacedName]*policyv1alpha1.TopologyDisruptionBudgetStatus{},
 		healthy:  map[lagKey]int{}, pending: map[lagKey][]pendingLag{}, traces: map[lagKey][]string{},
@@ -201,7 +202,7 @@ func (w *watcher) run(ctx context.Context, cs kubernetes.Interface, tdbCache cac
 	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {}))
 	nodes := f.Core().V1().Nodes().Informer()
 	pf := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.LabelSelector = kwokenv.ScaleLabel + "=" + prefix
+		o.LabelSelector = perfenv.ScaleLabel + "=" + prefix
 	}))
 	pods := pf.Core().V1().Pods().Informer()
 	_, _ = nodes.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -769,7 +770,7 @@ func ready(p *corev1.Pod) bool {
 
 // rulesOf turns the population's budgets into the watcher's rules: none
 // for systemNone, whose turn has no budget to check.
-func rulesOf(scale *kwokenv.Scale, system string) map[string]*rule {
+func rulesOf(scale *perfenv.Scale, system string) map[string]*rule {
 	out := map[string]*rule{}
 	switch system {
 	case systemTDB:
