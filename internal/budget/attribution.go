@@ -104,226 +104,265 @@ const (
 	noDomainKey  = "\x00nodomain"
 )
 
+// attributeMissing applies the rules above to a budget's placed pods and
+// its records of pods gone (gone) or being deleted (deleting): it groups
+// the pods and records by scale-bearing controller, then places each
+// controller's missing pods.
 func attributeMissing(placed placement, gone, deleting []policyv1alpha1.DisruptedPod, owners map[types.UID]Owner, controllers []Owner, domainSpec string) attribution {
-	// The records of pods being deleted (or on a node that is gone): such a
-	// pod's record explains its missing pod once it is gone, in the
-	// record's domain and from its grant on. A record of another spec
-	// names no domain of this one, and its grant was decided on other
-	// domains: its pod stands in as a pod deleted without an eviction does
-	// (where it is now, explaining no Pending pod), never more strongly.
-	granted := make(map[string]policyv1alpha1.DisruptedPod, len(deleting))
+	att := attribution{expected: map[string]int32{}}
+	groups := ownerGroups{owners: owners, byOwner: map[types.UID]*ownerPods{}}
+	granted := grantsOf(deleting, domainSpec)
+	for i := range placed.pods {
+		att.addPlaced(&placed.pods[i], groups, granted)
+	}
+	att.addGoneRecords(gone, scheduledNames(placed), groups, domainSpec)
+	// Controllers whose template the selector matches count even when none
+	// of their pods exists (deleted, or blocked from being created): their
+	// scale is missing everywhere (rule 3).
+	for _, o := range controllers {
+		groups.ensure(o)
+	}
+	for _, op := range groups.inUIDOrder() {
+		att.addOwner(op)
+	}
+	return att
+}
+
+// ownerGroups groups a budget's pods and records by scale-bearing
+// controller. owners maps the controller of a pod to the one whose scale
+// it counts against (a ReplicaSet of a Deployment to the Deployment).
+type ownerGroups struct {
+	owners  map[types.UID]Owner
+	byOwner map[types.UID]*ownerPods
+}
+
+// of returns the group of the scale-bearing controller of a pod's
+// controller ctrl; false when its scale is unknown.
+func (g ownerGroups) of(ctrl types.UID) (*ownerPods, bool) {
+	o, ok := g.owners[ctrl]
+	if !ok {
+		return nil, false
+	}
+	return g.ensure(o), true
+}
+
+// ensure returns the group of o, made empty if none of its pods or
+// records was seen.
+func (g ownerGroups) ensure(o Owner) *ownerPods {
+	op := g.byOwner[o.UID]
+	if op == nil {
+		op = newOwnerPods(o)
+		g.byOwner[o.UID] = op
+	}
+	return op
+}
+
+// inUIDOrder returns the groups sorted by their controller's UID, so that
+// results are deterministic.
+func (g ownerGroups) inUIDOrder() []*ownerPods {
+	uids := make([]types.UID, 0, len(g.byOwner))
+	for uid := range g.byOwner {
+		uids = append(uids, uid)
+	}
+	sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
+	out := make([]*ownerPods, len(uids))
+	for i, uid := range uids {
+		out[i] = g.byOwner[uid]
+	}
+	return out
+}
+
+// grants are the eviction records of pods being deleted (or on a node
+// that is gone), by "name/UID": such a pod's record explains its missing
+// pod once it is gone, in the record's domain and from its grant on. A
+// record of another spec names no domain of this one, and its grant was
+// decided on other domains: it is left out, and its pod stands in as a pod
+// deleted without an eviction does (where it is now, explaining no Pending
+// pod), never more strongly.
+type grants map[string]policyv1alpha1.DisruptedPod
+
+func grantsOf(deleting []policyv1alpha1.DisruptedPod, domainSpec string) grants {
+	g := make(grants, len(deleting))
 	for _, r := range deleting {
 		if recordOfSpec(r, domainSpec) {
-			granted[r.Name+"/"+string(r.UID)] = r
+			g[r.Name+"/"+string(r.UID)] = r
 		}
 	}
-	// recordOf returns the eviction record of a pod (recordOfPod): a
-	// UID-less record older than the pod is a predecessor's, and the pod is
-	// being deleted without an eviction of its own.
-	recordOf := func(p *corev1.Pod) (policyv1alpha1.DisruptedPod, bool) {
-		if r, ok := granted[p.Name+"/"+string(p.UID)]; ok {
-			return r, true
-		}
-		if r, ok := granted[p.Name+"/"]; ok && recordOfPod(r, p) {
-			return r, true
-		}
-		return policyv1alpha1.DisruptedPod{}, false
-	}
-	att := attribution{expected: map[string]int32{}}
-	byOwner := map[types.UID]*ownerPods{}
-	ownerOf := func(ctrl types.UID) (*ownerPods, bool) {
-		o, ok := owners[ctrl]
-		if !ok {
-			return nil, false
-		}
-		op := byOwner[o.UID]
-		if op == nil {
-			op = newOwnerPods(o)
-			byOwner[o.UID] = op
-		}
-		return op, true
-	}
+	return g
+}
 
-	for i := range placed.pods {
-		pp := &placed.pods[i]
-		if pp.controller == "" {
-			// A pod without a controller counts where it runs; on a node
-			// that is gone it is gone, and nothing replaces it.
-			if pp.kind == inDomain {
-				att.expected[pp.domain]++
-			}
-			continue
-		}
-		op, ok := ownerOf(pp.controller)
-		if !ok {
-			att.noScale = append(att.noScale, pp.pod.Name)
-			if pp.kind == inDomain {
-				att.expected[pp.domain]++
-			}
-			continue
-		}
-		key := ""
-		switch pp.kind {
-		case inDomain:
-			key = pp.domain
-		case uncovered:
-			key = uncoveredKey
-		case noDomain:
-			key = noDomainKey
-		}
-		if key != "" {
-			// It counts where it runs. Being deleted, it is also one of its
-			// controller's missing pods (a ReplicaSet replaces it at once,
-			// while it still exists), and its replacement, if any, says
-			// nothing of which missing pod it replaced: it explains a
-			// missing pod like an eviction record does, in its domain.
-			op.scheduled[key]++
-			if pp.pod.DeletionTimestamp != nil {
-				op.deleting[key]++
-				// An evicted pod stands in for its record, from the grant
-				// and in the record's domain: the replacement created since
-				// may be its own, and the grant charged the domain the pod
-				// was in then, where the record places the missing pod once
-				// the pod is gone (its node may have been relabelled since;
-				// the pod still counts where it runs). A pod deleted
-				// without an eviction has no record to follow it: its
-				// stand-in explains no missing pod a Pending pod may be
-				// (see explainingRecords).
-				standIn := policyv1alpha1.DisruptedPod{Name: deletingRecordPrefix + pp.pod.Name, Domain: key, Time: *pp.pod.DeletionTimestamp}
-				if r, ok := recordOf(pp.pod); ok {
-					standIn.Name, standIn.Time = recordedDeletingPrefix+pp.pod.Name, r.Time
-					if r.Domain != "" {
-						standIn.Domain = r.Domain
-					}
-				}
-				if standIn.Domain == key {
-					op.inPlace[key]++
-				}
-				op.records = append(op.records, standIn)
-				continue
-			}
-			op.total++
-			continue
-		}
-		switch pp.kind {
-		case unscheduled:
-			op.unscheduled = append(op.unscheduled, pp.pod.CreationTimestamp.Time)
-			continue
-		case nodeGone:
-			// It runs nowhere: its controller misses it, in its domain. Once
-			// it is being deleted its controller may already have replaced
-			// it, with a pod whose place says nothing of which missing pod
-			// it replaced: it then explains a missing pod like an eviction
-			// record does, no more surely than one. Evicted, it explains
-			// from the grant, as its record will once it is gone: judged
-			// from its deletion, a replacement created between the two
-			// would be older than it, and the missing pod the grant
-			// charged to its domain could be explained nowhere.
-			switch {
-			case pp.pod.DeletionTimestamp != nil && pp.domain != "":
-				standIn := policyv1alpha1.DisruptedPod{Name: goneRecordPrefix + pp.pod.Name, Domain: pp.domain, Time: *pp.pod.DeletionTimestamp}
-				if r, ok := recordOf(pp.pod); ok {
-					standIn.Time = r.Time
-					if r.Domain != "" {
-						standIn.Domain = r.Domain
-					}
-				}
-				op.records = append(op.records, standIn)
-			case pp.pod.DeletionTimestamp == nil:
-				op.goneDomains = append(op.goneDomains, pp.domain)
-			}
-			continue
+// recordOf returns the eviction record of a pod (recordOfPod): a UID-less
+// record older than the pod is a predecessor's, and the pod is being
+// deleted without an eviction of its own.
+func (g grants) recordOf(p *corev1.Pod) (policyv1alpha1.DisruptedPod, bool) {
+	if r, ok := g[p.Name+"/"+string(p.UID)]; ok {
+		return r, true
+	}
+	if r, ok := g[p.Name+"/"]; ok && recordOfPod(r, p) {
+		return r, true
+	}
+	return policyv1alpha1.DisruptedPod{}, false
+}
+
+// standIn is the record, named name, that a pod being deleted stands in
+// for, in domain from its deletion; an evicted pod's (evicted true) takes
+// its record's grant time and, when the record names one, its domain.
+func (g grants) standIn(name string, p *corev1.Pod, domain string) (rec policyv1alpha1.DisruptedPod, evicted bool) {
+	rec = policyv1alpha1.DisruptedPod{Name: name, Domain: domain, Time: *p.DeletionTimestamp}
+	r, evicted := g.recordOf(p)
+	if evicted {
+		rec.Time = r.Time
+		if r.Domain != "" {
+			rec.Domain = r.Domain
 		}
 	}
-	// Names of scheduled pods, by controller: a record of one of them has
-	// its replacement placed.
-	placedNames := map[types.UID]map[string]bool{}
+	return rec, evicted
+}
+
+// addPlaced counts one placed pod. A pod without a controller counts where
+// it runs, and on a node that is gone it is gone: nothing replaces it. So
+// does a pod whose controller's scale is unknown, which is also reported;
+// the others join their controller's group.
+func (att *attribution) addPlaced(pp *placedPod, groups ownerGroups, granted grants) {
+	if pp.controller == "" {
+		if pp.kind == inDomain {
+			att.expected[pp.domain]++
+		}
+		return
+	}
+	op, ok := groups.of(pp.controller)
+	if !ok {
+		att.noScale = append(att.noScale, pp.pod.Name)
+		if pp.kind == inDomain {
+			att.expected[pp.domain]++
+		}
+		return
+	}
+	switch key := scheduledKey(pp); {
+	case key != "":
+		op.addScheduled(key, pp.pod, granted)
+	case pp.kind == unscheduled:
+		op.unscheduled = append(op.unscheduled, pp.pod.CreationTimestamp.Time)
+	case pp.kind == nodeGone:
+		op.addOnGoneNode(pp, granted)
+	}
+}
+
+// scheduledKey is the key a pod on a node that exists counts under in its
+// controller's group: its domain, or the keys of pods outside
+// nodeSelectorTerm and of pods without a domain; "" otherwise.
+func scheduledKey(pp *placedPod) string {
+	switch pp.kind {
+	case inDomain:
+		return pp.domain
+	case uncovered:
+		return uncoveredKey
+	case noDomain:
+		return noDomainKey
+	}
+	return ""
+}
+
+// addScheduled counts a pod where it runs (key). Being deleted, it is also
+// one of its controller's missing pods (a ReplicaSet replaces it at once,
+// while it still exists), and its replacement, if any, says nothing of
+// which missing pod it replaced: it explains a missing pod like an eviction
+// record does, through its stand-in.
+//
+// An evicted pod stands in for its record, from the grant and in the
+// record's domain: the replacement created since may be its own, and the
+// grant charged the domain the pod was in then, where the record places
+// the missing pod once the pod is gone (its node may have been relabelled
+// since; the pod still counts where it runs). A pod deleted without an
+// eviction has no record to follow it: its stand-in explains no missing
+// pod a Pending pod may be (see explainingRecords).
+func (op *ownerPods) addScheduled(key string, p *corev1.Pod, granted grants) {
+	op.scheduled[key]++
+	if p.DeletionTimestamp == nil {
+		op.total++
+		return
+	}
+	op.deleting[key]++
+	standIn, evicted := granted.standIn(deletingRecordPrefix+p.Name, p, key)
+	if evicted {
+		standIn.Name = recordedDeletingPrefix + p.Name
+	}
+	if standIn.Domain == key {
+		op.inPlace[key]++
+	}
+	op.records = append(op.records, standIn)
+}
+
+// addOnGoneNode counts a pod whose node is gone: it runs nowhere, and its
+// controller misses it, in its domain. Once it is being deleted its
+// controller may already have replaced it, with a pod whose place says
+// nothing of which missing pod it replaced: it then explains a missing pod
+// like an eviction record does, no more surely than one. Evicted, it
+// explains from the grant, as its record will once it is gone: judged from
+// its deletion, a replacement created between the two would be older than
+// it, and the missing pod the grant charged to its domain could be
+// explained nowhere.
+func (op *ownerPods) addOnGoneNode(pp *placedPod, granted grants) {
+	switch {
+	case pp.pod.DeletionTimestamp != nil && pp.domain != "":
+		standIn, _ := granted.standIn(goneRecordPrefix+pp.pod.Name, pp.pod, pp.domain)
+		op.records = append(op.records, standIn)
+	case pp.pod.DeletionTimestamp == nil:
+		op.goneDomains = append(op.goneDomains, pp.domain)
+	}
+}
+
+// scheduledNames are the names of the scheduled pods, by controller: a
+// record of one of them has its replacement placed.
+func scheduledNames(placed placement) map[types.UID]map[string]bool {
+	names := map[types.UID]map[string]bool{}
 	for i := range placed.pods {
 		pp := &placed.pods[i]
 		if pp.controller == "" || pp.kind == unscheduled || pp.kind == nodeGone {
 			continue
 		}
-		if placedNames[pp.controller] == nil {
-			placedNames[pp.controller] = map[string]bool{}
+		if names[pp.controller] == nil {
+			names[pp.controller] = map[string]bool{}
 		}
-		placedNames[pp.controller][pp.pod.Name] = true
+		names[pp.controller][pp.pod.Name] = true
 	}
-	for _, r := range gone {
-		if placedNames[r.ControllerUID][r.Name] {
-			continue // replaced under the same name, and placed
-		}
-		if op, ok := ownerOf(r.ControllerUID); ok {
-			if !recordOfSpec(r, domainSpec) {
-				// Its domain is of another spec: its missing pod has no
-				// known place under this one.
-				if att.ofOtherSpec == nil {
-					att.ofOtherSpec = map[RecordKey]policyv1alpha1.DisruptedPod{}
-				}
-				att.ofOtherSpec[KeyOf(r)] = r
-				r.Domain = anyDomain
-			}
-			op.records = append(op.records, r)
-		}
-		// A record whose controller is unknown cannot explain a missing
-		// pod any more (the controller is gone): it is dropped.
-	}
-
-	// Controllers whose template the selector matches count even when none
-	// of their pods exists (deleted, or blocked from being created): their
-	// scale is missing everywhere (rule 3).
-	for _, o := range controllers {
-		if _, ok := byOwner[o.UID]; !ok {
-			byOwner[o.UID] = newOwnerPods(o)
-		}
-	}
-	// Iterate owners in a stable order so results are deterministic.
-	uids := make([]types.UID, 0, len(byOwner))
-	for uid := range byOwner {
-		uids = append(uids, uid)
-	}
-	sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
-	for _, uid := range uids {
-		att.addOwner(byOwner[uid])
-	}
-	return att
+	return names
 }
 
+// addGoneRecords adds the records of gone pods to their controllers'
+// groups. A record whose pod's name a scheduled pod of the same controller
+// holds is done (replaced under the same name, and placed). A record whose
+// controller is unknown cannot explain a missing pod any more (the
+// controller is gone): it is dropped. A record of another spec names no
+// domain of this one: its missing pod counts in any domain.
+func (att *attribution) addGoneRecords(gone []policyv1alpha1.DisruptedPod, scheduled map[types.UID]map[string]bool, groups ownerGroups, domainSpec string) {
+	for _, r := range gone {
+		if scheduled[r.ControllerUID][r.Name] {
+			continue
+		}
+		op, ok := groups.of(r.ControllerUID)
+		if !ok {
+			continue
+		}
+		if !recordOfSpec(r, domainSpec) {
+			if att.ofOtherSpec == nil {
+				att.ofOtherSpec = map[RecordKey]policyv1alpha1.DisruptedPod{}
+			}
+			att.ofOtherSpec[KeyOf(r)] = r
+			r.Domain = anyDomain
+		}
+		op.records = append(op.records, r)
+	}
+}
+
+// addOwner places one controller's missing pods (its scale less its
+// scheduled pods not being deleted): first those of pods on nodes that are
+// gone, then those records explain (rule 1), then the rest by rule 2 or 3.
 func (att *attribution) addOwner(op *ownerPods) {
-	missing := op.owner.Replicas - op.total
-	if missing < 0 {
-		missing = 0
-	}
-	// Pods on a node that is gone are missing pods of a known domain (or
-	// of every domain, when it is unknown, like any unexplained one).
-	explained := int32(0)
-	for _, d := range op.goneDomains {
-		if d != "" && explained < missing {
-			att.expected[d]++
-			explained++
-		}
-	}
-	// Rule 1: records explain the other missing pods, in their domains.
-	records, open, older := explainingRecords(op.records, op.unscheduled, missing-explained)
-	charged := map[string]int32{}
-	if n := min(open, int32(len(records))); n > 0 {
-		perDomain := map[string]int32{}
-		for _, r := range records {
-			perDomain[r.Domain]++
-		}
-		for d, k := range perDomain {
-			charged[d] = min(k, open)
-		}
-		explained += n
-		for _, r := range records {
-			if isStandIn(r) {
-				continue
-			}
-			if r.Domain == anyDomain {
-				r = att.ofOtherSpec[KeyOf(r)]
-			}
-			att.keptRecords = append(att.keptRecords, r)
-		}
-	}
+	missing := max(op.owner.Replicas-op.total, 0)
+	explained := att.placeOnGoneNodes(op, missing)
+	charged, byRecords := att.explainByRecords(op, missing-explained)
+	explained += byRecords.n
 	rest := missing - explained
 	// A record dropped because unscheduled pods older than it were already
 	// missing leaves missing pods whose place nobody knows (a Pending pod
@@ -331,56 +370,121 @@ func (att *attribution) addOwner(op *ownerPods) {
 	// or the operator's clock may run ahead of the API server's): they
 	// count against every domain of the budget, the record's included.
 	spread := int32(0)
-	if older {
+	if byRecords.older {
 		spread, rest = rest, 0
 		att.everyDomain += spread
 	}
-
 	switch {
 	case op.total == 0:
-		// Rule 3 for a controller with no pod that stays: its scheduled
-		// pods, if any, are all being deleted, and a missing pod no record
-		// explains has no place; were the domain of the last pods being
-		// deleted to own it (rule 2), every other domain would expect it
-		// only once they are gone. Those pods count where they run.
-		for d, n := range op.scheduled {
-			if isDomainKey(d) {
-				att.expected[d] += n
-			}
-		}
-		att.everyDomain += rest
-		att.charge(charged, op.inPlace)
+		att.addAllDeleting(op, rest, charged)
 	case len(op.scheduled) == 1:
-		// Rule 2: the controller's scale, less what records placed
-		// elsewhere, belongs to its one domain; a pod being deleted whose
-		// stand-in placed its missing pod elsewhere (its node was
-		// relabelled) also counts where it runs.
-		for d, n := range op.scheduled {
-			if !isDomainKey(d) {
-				continue
-			}
-			e := op.owner.Replicas - explained - spread + op.deleting[d] - op.inPlace[d]
-			// Never fewer than the domain's pods being deleted plus the
-			// others the scale covers: a deleting pod counts where it
-			// runs, even when a pod on a deleted node, or a record
-			// elsewhere, took the missing pod its deletion made.
-			if floor := op.deleting[d] + max(0, min(n-op.deleting[d], op.owner.Replicas)) - charged[d]; e < floor {
-				e = floor
-			}
-			att.expected[d] += e
-		}
-		att.charge(charged, nil)
+		att.addOneDomain(op, explained+spread, charged)
 	default:
-		for d, n := range op.scheduled {
-			if isDomainKey(d) {
-				att.expected[d] += n + rest
-			}
-		}
-		// A pod being deleted already counts where it runs: a domain's
-		// charge adds what its deleting pods whose stand-in is there do
-		// not cover.
-		att.charge(charged, op.inPlace)
+		att.addSpread(op, rest, charged)
 	}
+}
+
+// placeOnGoneNodes places the missing pods of pods on a node that is gone
+// in their domains, up to missing, and returns how many it placed. Those
+// of unknown domain are left to count as any unexplained one.
+func (att *attribution) placeOnGoneNodes(op *ownerPods, missing int32) (placed int32) {
+	for _, d := range op.goneDomains {
+		if d != "" && placed < missing {
+			att.expected[d]++
+			placed++
+		}
+	}
+	return placed
+}
+
+// recordsExplained is what rule 1 made of a controller's records: n
+// missing pods explained, and older when a record was dropped, or limited,
+// because of unscheduled pods older than it.
+type recordsExplained struct {
+	n     int32
+	older bool
+}
+
+// explainByRecords applies rule 1: the records that can still explain one
+// of the controller's missing pods are kept, and charged says, per domain,
+// how many missing pods they place there.
+func (att *attribution) explainByRecords(op *ownerPods, missing int32) (charged map[string]int32, res recordsExplained) {
+	records, open, older := explainingRecords(op.records, op.unscheduled, missing)
+	res.older = older
+	charged = map[string]int32{}
+	n := min(open, int32(len(records)))
+	if n <= 0 {
+		return charged, res
+	}
+	perDomain := map[string]int32{}
+	for _, r := range records {
+		perDomain[r.Domain]++
+	}
+	for d, k := range perDomain {
+		charged[d] = min(k, open)
+	}
+	res.n = n
+	for _, r := range records {
+		if isStandIn(r) {
+			continue
+		}
+		if r.Domain == anyDomain {
+			r = att.ofOtherSpec[KeyOf(r)]
+		}
+		att.keptRecords = append(att.keptRecords, r)
+	}
+	return charged, res
+}
+
+// addAllDeleting is rule 3 for a controller with no pod that stays: its
+// scheduled pods, if any, are all being deleted, and a missing pod no
+// record explains (rest) has no place; were the domain of the last pods
+// being deleted to own it (rule 2), every other domain would expect it
+// only once they are gone. Those pods count where they run.
+func (att *attribution) addAllDeleting(op *ownerPods, rest int32, charged map[string]int32) {
+	for d, n := range op.scheduled {
+		if isDomainKey(d) {
+			att.expected[d] += n
+		}
+	}
+	att.everyDomain += rest
+	att.charge(charged, op.inPlace)
+}
+
+// addOneDomain is rule 2: the controller's scale, less the missing pods
+// placed elsewhere (placed: by records, or counted in every domain),
+// belongs to its one domain; a pod being deleted whose stand-in placed its
+// missing pod elsewhere (its node was relabelled) also counts where it
+// runs.
+func (att *attribution) addOneDomain(op *ownerPods, placed int32, charged map[string]int32) {
+	for d, n := range op.scheduled {
+		if !isDomainKey(d) {
+			continue
+		}
+		e := op.owner.Replicas - placed + op.deleting[d] - op.inPlace[d]
+		// Never fewer than the domain's pods being deleted plus the
+		// others the scale covers: a deleting pod counts where it runs,
+		// even when a pod on a deleted node, or a record elsewhere, took
+		// the missing pod its deletion made.
+		if floor := op.deleting[d] + max(0, min(n-op.deleting[d], op.owner.Replicas)) - charged[d]; e < floor {
+			e = floor
+		}
+		att.expected[d] += e
+	}
+	att.charge(charged, nil)
+}
+
+// addSpread is rule 3: each domain expects the controller's pods scheduled
+// there plus every missing pod no record explains (rest). A pod being
+// deleted already counts where it runs: a domain's charge adds what its
+// deleting pods whose stand-in is there do not cover.
+func (att *attribution) addSpread(op *ownerPods, rest int32, charged map[string]int32) {
+	for d, n := range op.scheduled {
+		if isDomainKey(d) {
+			att.expected[d] += n + rest
+		}
+	}
+	att.charge(charged, op.inPlace)
 }
 
 func newOwnerPods(o Owner) *ownerPods {
