@@ -184,168 +184,242 @@ func (d *domainRollout) complete() bool {
 // pod. Ties are broken by name.
 func PlanRollout(in RolloutInput) RolloutPlan {
 	ro := in.Spec.Rollout
-	deadline := DefaultProgressDeadline
-	if ro.ProgressDeadlineSeconds != nil {
-		deadline = time.Duration(*ro.ProgressDeadlineSeconds) * time.Second
-	}
 	domains, order := rolloutDomains(in)
 	plan := RolloutPlan{}
 	plan.Status.LastRevisionChangeTime = lastRevisionChange(in)
 	if len(order) == 0 {
-		plan.Complete = true
-		plan.Conditions = rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonNoDrivenWorkloads,
-			"no covered StatefulSet or DaemonSet uses updateStrategy OnDelete; ReplicaSets and Deployments are ordered through pod-deletion-cost", metav1.ConditionTrue)
-		if len(in.NotHandedOver) > 0 {
-			plan.Conditions = rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonWorkloadNotHandedOver,
-				notHandedOverMessage(in), metav1.ConditionFalse)
-		}
-		return plan
+		return noDrivenWorkloadsPlan(in, plan)
 	}
-
-	prev := map[string]policyv1alpha1.RolloutDomainStatus{}
-	if in.Previous != nil {
-		for _, d := range in.Previous.Domains {
-			prev[d.Name] = d
-		}
+	pass := newRolloutPass(in, domains, order, plan.Status.LastRevisionChangeTime)
+	if pass.settling {
+		plan.SettleUntil = pass.windowEnd
+		plan.RecheckAt = pass.windowEnd
 	}
-	// started: the domain's update started in this wave and is not
-	// complete yet.
-	started := func(name string) bool {
-		p, seen := prev[name]
-		return seen && startedPhase(p)
-	}
-	windowEnd := settleEnd(in, plan.Status.LastRevisionChangeTime)
-	if windowEnd != nil && in.Now.Before(*windowEnd) {
-		plan.SettleUntil = windowEnd
-		plan.RecheckAt = windowEnd
-	}
-	settling := plan.SettleUntil != nil
-	disrupted := unavailableDomains(in, domains)
 	// Which domains are worked on in this pass, and how many pods each may
 	// lose now.
-	active := map[string]bool{}
-	evict := map[string]int32{}
+	var active map[string]bool
+	var evict map[string]int32
 	switch ro.Strategy {
 	case policyv1alpha1.AllDomains:
-		count := int32(len(disrupted))
-		for _, name := range order {
-			d := domains[name]
-			if d.complete() {
-				continue
-			}
-			if settling && !started(name) {
-				continue // starts once the revisions have settled
-			}
-			if !disrupted[name] && in.Spec.MaxDisruptedDomains != nil && count >= *in.Spec.MaxDisruptedDomains {
-				continue // waits for another domain to recover
-			}
-			active[name] = true
-			if n := d.evictable(); n > 0 {
-				evict[name] = n
-				if !disrupted[name] {
-					disrupted[name] = true
-					count++
-				}
-			}
-		}
+		active, evict = pass.selectAllDomains()
 	default: // DomainByDomain
-		if name := currentDomain(in, domains, order, started); name != "" {
-			d := domains[name]
-			plan.Status.CurrentDomain = name
-			for _, other := range sortedKeys(disrupted) {
-				if other != name {
-					plan.Waiting = append(plan.Waiting, other)
-				}
-			}
-			switch {
-			case settling && !started(name):
-				// Starts once the revisions have settled: a workload
-				// updated moments later may outdate a domain before it.
-			case len(plan.Waiting) == 0:
-				active[name] = true
-				evict[name] = d.evictable()
-			case disrupted[name]:
-				// Its own pods are being replaced: its deadline runs.
-				active[name] = true
-			}
-		}
+		active, evict = pass.selectCurrentDomain(&plan)
 	}
-
 	stalled := false
 	for _, name := range order {
-		d := domains[name]
-		row := policyv1alpha1.RolloutDomainStatus{Name: name, UpdatedPods: d.updated, TotalPods: d.total}
-		p, seen := prev[name]
-		switch {
-		case d.complete():
-			row.Phase = policyv1alpha1.RolloutPhaseComplete
-			if seen {
-				row.LastProgressTime = p.LastProgressTime
-			}
-		case ro.Paused && (active[name] || name == plan.Status.CurrentDomain):
-			row.Phase = policyv1alpha1.RolloutPhasePaused
-			if started(name) {
-				// Only a domain that started keeps its time: it tells a
-				// domain paused in the middle of its update from one
-				// paused before it began.
-				row.LastProgressTime = p.LastProgressTime
-			}
-		case !active[name]:
-			row.Phase = policyv1alpha1.RolloutPhasePending
-		case ro.Paused:
-			row.Phase = policyv1alpha1.RolloutPhasePaused
-			if started(name) {
-				row.LastProgressTime = p.LastProgressTime
-			}
-		default:
-			row.Phase = policyv1alpha1.RolloutPhaseProgressing
-			wasRunning := seen && (p.Phase == policyv1alpha1.RolloutPhaseProgressing || p.Phase == policyv1alpha1.RolloutPhaseStalled)
-			switch {
-			case !wasRunning || in.NewRevision || p.LastProgressTime == nil:
-				// Starting, resuming after a pause, or a new revision: the
-				// deadline starts now.
-				row.LastProgressTime = &metav1.Time{Time: in.Now}
-				if !wasRunning && !started(name) {
-					plan.Started = append(plan.Started, name)
-				}
-			case d.updated > p.UpdatedPods:
-				row.LastProgressTime = &metav1.Time{Time: in.Now}
-			default:
-				row.LastProgressTime = p.LastProgressTime
-			}
-			// The deadline does not run while the settle window holds
-			// every eviction back.
-			from := row.LastProgressTime.Time
-			if windowEnd != nil && windowEnd.After(from) {
-				from = *windowEnd
-			}
-			due := from.Add(deadline)
-			if !in.Now.Before(due) {
-				row.Phase = policyv1alpha1.RolloutPhaseStalled
-				stalled = true
-				plan.Stalled = append(plan.Stalled, StalledDomain{
-					Domain: name, Pods: firstN(d.notDone, maxStalledPodsNamed), Missing: d.missing, Since: row.LastProgressTime.Time,
-				})
-			} else if plan.RecheckAt == nil || due.Before(*plan.RecheckAt) {
-				plan.RecheckAt = &due
-			}
-		}
+		row, rowStalled := pass.domainStatus(name, active[name], &plan)
+		stalled = stalled || rowStalled
 		plan.Status.Domains = append(plan.Status.Domains, row)
 	}
-
 	plan.Complete = true
 	for _, name := range order {
 		plan.Complete = plan.Complete && domains[name].complete()
 	}
-	if !ro.Paused && !stalled && !settling {
-		for _, name := range order {
-			for _, p := range domains[name].candidates[:evict[name]] {
-				plan.Evict = append(plan.Evict, p.Name)
-			}
-		}
+	if !ro.Paused && !stalled && !pass.settling {
+		plan.Evict = pass.evictions(evict)
 	}
 	plan.Conditions = conditionsFor(&plan, in, ro.Paused, ro.Strategy)
 	return plan
+}
+
+// noDrivenWorkloadsPlan is the plan of a budget that drives no workload:
+// complete, unless covered OnDelete workloads are left to their owners.
+func noDrivenWorkloadsPlan(in RolloutInput, plan RolloutPlan) RolloutPlan {
+	plan.Complete = true
+	plan.Conditions = rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonNoDrivenWorkloads,
+		"no covered StatefulSet or DaemonSet uses updateStrategy OnDelete; ReplicaSets and Deployments are ordered through pod-deletion-cost", metav1.ConditionTrue)
+	if len(in.NotHandedOver) > 0 {
+		plan.Conditions = rolloutConditions(metav1.ConditionFalse, policyv1alpha1.ReasonWorkloadNotHandedOver,
+			notHandedOverMessage(in), metav1.ConditionFalse)
+	}
+	return plan
+}
+
+// rolloutPass is what one PlanRollout pass knows of the domains with
+// driven pods, in rollout order, and of the previous pass.
+type rolloutPass struct {
+	in       RolloutInput
+	domains  map[string]*domainRollout
+	order    []string
+	prev     map[string]policyv1alpha1.RolloutDomainStatus
+	deadline time.Duration
+	// windowEnd is the end of the settle window, nil without one; settling
+	// is true while it holds every eviction and every domain not started
+	// back.
+	windowEnd *time.Time
+	settling  bool
+}
+
+func newRolloutPass(in RolloutInput, domains map[string]*domainRollout, order []string, lastChange *metav1.Time) *rolloutPass {
+	p := &rolloutPass{in: in, domains: domains, order: order, prev: map[string]policyv1alpha1.RolloutDomainStatus{},
+		deadline: DefaultProgressDeadline}
+	if s := in.Spec.Rollout.ProgressDeadlineSeconds; s != nil {
+		p.deadline = time.Duration(*s) * time.Second
+	}
+	if in.Previous != nil {
+		for _, d := range in.Previous.Domains {
+			p.prev[d.Name] = d
+		}
+	}
+	p.windowEnd = settleEnd(in, lastChange)
+	p.settling = p.windowEnd != nil && in.Now.Before(*p.windowEnd)
+	return p
+}
+
+// started is true when the domain's update started in this wave and is not
+// complete yet.
+func (p *rolloutPass) started(name string) bool {
+	d, seen := p.prev[name]
+	return seen && startedPhase(d)
+}
+
+// selectAllDomains is AllDomains: every domain not complete is worked on,
+// within its allowance; one without unavailable pods starts only while
+// fewer than maxDisruptedDomains domains are disrupted, and none starts
+// while the revisions settle.
+func (p *rolloutPass) selectAllDomains() (active map[string]bool, evict map[string]int32) {
+	active, evict = map[string]bool{}, map[string]int32{}
+	disrupted := unavailableDomains(p.in, p.domains)
+	count := int32(len(disrupted))
+	for _, name := range p.order {
+		d := p.domains[name]
+		if d.complete() {
+			continue
+		}
+		if p.settling && !p.started(name) {
+			continue // starts once the revisions have settled
+		}
+		if !disrupted[name] && p.in.Spec.MaxDisruptedDomains != nil && count >= *p.in.Spec.MaxDisruptedDomains {
+			continue // waits for another domain to recover
+		}
+		active[name] = true
+		if n := d.evictable(); n > 0 {
+			evict[name] = n
+			if !disrupted[name] {
+				disrupted[name] = true
+				count++
+			}
+		}
+	}
+	return active, evict
+}
+
+// selectCurrentDomain is DomainByDomain: the current domain is worked on
+// only while no other domain is disrupted (those are listed in
+// plan.Waiting), and its deadline runs while its own pods are replaced.
+func (p *rolloutPass) selectCurrentDomain(plan *RolloutPlan) (active map[string]bool, evict map[string]int32) {
+	active, evict = map[string]bool{}, map[string]int32{}
+	disrupted := unavailableDomains(p.in, p.domains)
+	name := currentDomain(p.in, p.domains, p.order, p.started)
+	if name == "" {
+		return active, evict
+	}
+	plan.Status.CurrentDomain = name
+	for _, other := range sortedKeys(disrupted) {
+		if other != name {
+			plan.Waiting = append(plan.Waiting, other)
+		}
+	}
+	switch {
+	case p.settling && !p.started(name):
+		// Starts once the revisions have settled: a workload updated
+		// moments later may outdate a domain before it.
+	case len(plan.Waiting) == 0:
+		active[name] = true
+		evict[name] = p.domains[name].evictable()
+	case disrupted[name]:
+		// Its own pods are being replaced: its deadline runs.
+		active[name] = true
+	}
+	return active, evict
+}
+
+// domainStatus reports one domain's phase and last progress time; stalled
+// is true when its progress deadline ran out.
+func (p *rolloutPass) domainStatus(name string, active bool, plan *RolloutPlan) (row policyv1alpha1.RolloutDomainStatus, stalled bool) {
+	paused := p.in.Spec.Rollout.Paused
+	d := p.domains[name]
+	row = policyv1alpha1.RolloutDomainStatus{Name: name, UpdatedPods: d.updated, TotalPods: d.total}
+	prev, seen := p.prev[name]
+	switch {
+	case d.complete():
+		row.Phase = policyv1alpha1.RolloutPhaseComplete
+		if seen {
+			row.LastProgressTime = prev.LastProgressTime
+		}
+	case paused && (active || name == plan.Status.CurrentDomain):
+		row.Phase = policyv1alpha1.RolloutPhasePaused
+		if p.started(name) {
+			// Only a domain that started keeps its time: it tells a domain
+			// paused in the middle of its update from one paused before it
+			// began.
+			row.LastProgressTime = prev.LastProgressTime
+		}
+	case !active:
+		row.Phase = policyv1alpha1.RolloutPhasePending
+	case paused:
+		row.Phase = policyv1alpha1.RolloutPhasePaused
+		if p.started(name) {
+			row.LastProgressTime = prev.LastProgressTime
+		}
+	default:
+		stalled = p.progress(&row, plan)
+	}
+	return row, stalled
+}
+
+// progress reports a domain being updated: its deadline starts when its
+// update starts or resumes, or a new revision came; it restarts when it
+// gains an updated Ready pod. It returns true, and the domain stalls, when
+// the deadline ran out; otherwise the plan is rechecked when it runs out.
+func (p *rolloutPass) progress(row *policyv1alpha1.RolloutDomainStatus, plan *RolloutPlan) (stalled bool) {
+	d := p.domains[row.Name]
+	prev, seen := p.prev[row.Name]
+	row.Phase = policyv1alpha1.RolloutPhaseProgressing
+	wasRunning := seen && (prev.Phase == policyv1alpha1.RolloutPhaseProgressing || prev.Phase == policyv1alpha1.RolloutPhaseStalled)
+	switch {
+	case !wasRunning || p.in.NewRevision || prev.LastProgressTime == nil:
+		// Starting, resuming after a pause, or a new revision: the
+		// deadline starts now.
+		row.LastProgressTime = &metav1.Time{Time: p.in.Now}
+		if !wasRunning && !p.started(row.Name) {
+			plan.Started = append(plan.Started, row.Name)
+		}
+	case d.updated > prev.UpdatedPods:
+		row.LastProgressTime = &metav1.Time{Time: p.in.Now}
+	default:
+		row.LastProgressTime = prev.LastProgressTime
+	}
+	// The deadline does not run while the settle window holds every
+	// eviction back.
+	from := row.LastProgressTime.Time
+	if p.windowEnd != nil && p.windowEnd.After(from) {
+		from = *p.windowEnd
+	}
+	due := from.Add(p.deadline)
+	if !p.in.Now.Before(due) {
+		row.Phase = policyv1alpha1.RolloutPhaseStalled
+		plan.Stalled = append(plan.Stalled, StalledDomain{
+			Domain: row.Name, Pods: firstN(d.notDone, maxStalledPodsNamed), Missing: d.missing, Since: row.LastProgressTime.Time,
+		})
+		return true
+	}
+	if plan.RecheckAt == nil || due.Before(*plan.RecheckAt) {
+		plan.RecheckAt = &due
+	}
+	return false
+}
+
+// evictions lists the pods to evict now: each domain's first candidates,
+// as many as it may lose, in rollout order.
+func (p *rolloutPass) evictions(evict map[string]int32) []string {
+	var out []string
+	for _, name := range p.order {
+		for _, c := range p.domains[name].candidates[:evict[name]] {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
 // startedPhase is true for a domain whose update started and is not
