@@ -243,44 +243,52 @@ func Compute(in Input) Result {
 	// healthy once it does.
 	if in.ConfirmExpiry {
 		res.UnconfirmedGone = records.holdUnconfirmedGone(in.GoneConfirmed)
-		// A held record whose name another pod holds in the input may
-		// be of a newer pod than that one (a StatefulSet replacement
-		// the webhook read live, the cache still showing its
-		// predecessor): until a live read confirms it gone, it is one
-		// more expected pod of its domain, not healthy. The predecessor
-		// still counts where it runs: the double count allows less,
-		// never more.
-		named := placed.named(res.UnconfirmedGone)
-		for _, r := range res.UnconfirmedGone {
-			if pp, ok := named[r.Name]; ok && pp.pod.UID != r.UID && r.Domain != "" {
-				if recordOfSpec(r, parsed.domainSpec) {
-					counts.expected[r.Domain]++
-				} else {
-					counts.addEveryDomain(1)
-				}
-			}
-		}
+		counts.addHeldOfNewerPods(res.UnconfirmedGone, placed.named(res.UnconfirmedGone), parsed.domainSpec)
 	}
 	counts.countHealthy(placed, records.protecting())
 	res.DisruptedPods = records.result()
+	res.allow(spec, counts)
+	return res
+}
 
-	res.Domains = allowances(spec, counts.rows())
-	if reason, _ := res.Blocked(); reason != "" {
-		for i := range res.Domains {
-			res.Domains[i].DisruptionsAllowed = 0
+// addHeldOfNewerPods counts the held records whose name another pod holds
+// in the input (named): such a record may be of a newer pod than that one
+// (a StatefulSet replacement the webhook read live, the cache still
+// showing its predecessor). Until a live read confirms it gone, it is one
+// more expected pod of its domain (of every domain, for a record of
+// another spec), not healthy. The predecessor still counts where it runs:
+// the double count allows less, never more.
+func (dc *domainCounts) addHeldOfNewerPods(held []policyv1alpha1.DisruptedPod, named map[string]*placedPod, domainSpec string) {
+	for _, r := range held {
+		if pp, ok := named[r.Name]; ok && pp.pod.UID != r.UID && r.Domain != "" {
+			if recordOfSpec(r, domainSpec) {
+				dc.expected[r.Domain]++
+			} else {
+				dc.addEveryDomain(1)
+			}
+		}
+	}
+}
+
+// allow sets the domains and their allowances from the counts (none while
+// the budget is blocked), and the totals.
+func (r *Result) allow(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, counts *domainCounts) {
+	r.Domains = allowances(spec, counts.rows())
+	if reason, _ := r.Blocked(); reason != "" {
+		for i := range r.Domains {
+			r.Domains[i].DisruptionsAllowed = 0
 		}
 	}
 	// Messages name the first issue: sort, so the same pods give the same
 	// message whatever order the cache listed them in.
-	sort.Slice(res.DomainIssues, func(i, j int) bool { return res.DomainIssues[i].Pod < res.DomainIssues[j].Pod })
-	sort.Strings(res.NoScale)
-	sort.Strings(res.UnmanagedPods)
-	for _, d := range res.Domains {
-		res.ExpectedPods += d.ExpectedPods
-		res.CurrentHealthy += d.CurrentHealthy
+	sort.Slice(r.DomainIssues, func(i, j int) bool { return r.DomainIssues[i].Pod < r.DomainIssues[j].Pod })
+	sort.Strings(r.NoScale)
+	sort.Strings(r.UnmanagedPods)
+	for _, d := range r.Domains {
+		r.ExpectedPods += d.ExpectedPods
+		r.CurrentHealthy += d.CurrentHealthy
 	}
-	res.DisruptionsAllowed = AllowedTogether(spec, res.Domains)
-	return res
+	r.DisruptionsAllowed = AllowedTogether(spec, r.Domains)
 }
 
 // usesScale says whether expected pods come from the owners' scales. As in
