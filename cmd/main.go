@@ -48,11 +48,10 @@ import (
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/controllers"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
-	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
 	"github.com/tdb-operator/tdb-operator/internal/certs"
 	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
+	"github.com/tdb-operator/tdb-operator/internal/replica"
 	"github.com/tdb-operator/tdb-operator/internal/snapshot"
-	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
 // Leader election (--leader-elect) needs its Lease in the operator's
@@ -78,152 +77,121 @@ func main() {
 	}
 }
 
-func run() error {
-	var (
-		metricsAddr    string
-		probeAddr      string
-		leaderElect    bool
-		leaderElectNS  string
-		recordTimeout  = budget.DefaultRecordTimeout
-		reopenDelay    time.Duration
-		webhookPort    int
-		webhookCertDir string
-		webhookHost    string
-		clientCAName   string
-		callerNS       string
-		enableWebhook  bool
-		certRotation   bool
-		shutdownDelay  time.Duration
-		certOptions    certs.Options
-		operatorNS     string
-		zapOpts        = zap.Options{Development: false}
-		pprofAddr      string
-		apiQPS         float64
-		apiBurst       int
-		statusWorkers  int
-		managerOptions ctrl.Options
-	)
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
-	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader among replicas for the controllers (the webhook is served by every replica).")
-	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease; default: the namespace the manager runs in.")
-	flag.DurationVar(&recordTimeout, "record-timeout", budget.DefaultRecordTimeout, fmt.Sprintf("How long, from when the operator first sees it, an eviction record protects a pod that keeps running without being deleted; then the pod is read live and, still running and not deleting, the record is taken for an eviction that never happened and dropped. At least %s.", budget.MinRecordTimeout))
-	flag.DurationVar(&reopenDelay, "reopen-write-delay", 0, "Deprecated, no effect: the status controller no longer holds any status write (the written status is the truth within the status lag). Accepted so that existing manifests keep working; a warning is logged when set.")
-	flag.BoolVar(&enableWebhook, "enable-webhook", true, "Serve the pods/eviction admission webhook.")
-	flag.StringVar(&webhookHost, "webhook-host", "", "Address the webhook server binds to; empty means all interfaces.")
-	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port of the webhook server (TLS).")
-	flag.StringVar(&clientCAName, "webhook-client-ca-name", "", "File in --webhook-cert-dir (a name, or a relative path such as client-ca/ca.crt) holding the PEM CA certificate(s) that sign the API server's client certificate for webhooks. Set, the webhook server refuses every connection that does not present a certificate signed by them, so a pod that can reach the webhook port cannot forge an admission request; read once at start. Empty (the default): callers are not authenticated. With --cert-rotation it must not be tls.crt, tls.key or ca.crt, which the operator writes there. See docs/install.md.")
-	flag.StringVar(&callerNS, "webhook-caller-namespaces", "kube-system", "Comma-separated namespaces whose pods may call the webhook (proxies that relay the API server's calls, such as konnectivity agents). An admission review whose connection comes from the address of a pod in any other namespace is refused with 403 and charges nothing: the API server never runs as an ordinary pod of its own cluster. \"*\" lets any pod call. See docs/install.md.")
-	flag.StringVar(&webhookCertDir, "webhook-cert-dir", "", "Directory holding tls.crt and tls.key for the webhook server (written there by the operator with --cert-rotation); default: <temp dir>/k8s-webhook-server/serving-certs.")
-	flag.DurationVar(&shutdownDelay, "shutdown-delay", defaultShutdownDelay(), "On SIGTERM, report not ready and keep answering webhook calls this long before stopping, so the Service stops routing evictions here first (a failed call would abort a kubectl drain). Default: 5s in a cluster, 0 otherwise.")
-	flag.BoolVar(&certRotation, "cert-rotation", inCluster(), "Create and rotate the webhook's serving certificate in a Secret and inject its CA into the webhook configuration (no cert-manager needed); every replica copies it into --webhook-cert-dir. Default: true when running in a cluster. Off: the certificate is read from --webhook-cert-dir as it is (cert-manager, make run-local).")
-	flag.StringVar(&certOptions.SecretName, "webhook-secret-name", "tdb-webhook-server-cert", "With --cert-rotation: the Secret in the operator's namespace that holds the CA and the serving certificate.")
-	flag.StringVar(&certOptions.ServiceName, "webhook-service-name", "tdb-webhook-service", "With --cert-rotation: the webhook Service in the operator's namespace; the certificate is valid for its DNS names.")
-	flag.StringVar(&certOptions.WebhookConfigName, "webhook-config-name", "tdb-validating-webhook-configuration", "The ValidatingWebhookConfiguration of the eviction webhook: with --cert-rotation it gets the CA bundle; its namespaceSelector tells which namespaces' budgets are enforced (a budget elsewhere reports DisruptionAllowed=False, reason NotEnforced). make run-local registers tdb-operator-local.")
-	flag.StringVar(&operatorNS, "operator-namespace", envOr("POD_NAMESPACE", "tdb-system"), "The operator's own namespace; evictions there always pass, so draining the operator's node cannot deadlock. Default: $POD_NAMESPACE, else tdb-system.")
-	flag.StringVar(&pprofAddr, "pprof-bind-address", "", "Address Go's pprof handlers (/debug/pprof/) bind to, e.g. 127.0.0.1:8082, for CPU and heap profiles; empty (the default) disables them. They are unauthenticated: bind them to localhost and reach them with kubectl port-forward.")
-	flag.Float64Var(&apiQPS, "kube-api-qps", -1, "Requests per second the manager's clients may send the API server on average (client-go's client-side limit, one bucket per client and resource type); negative (the default, as controller-runtime's): no client-side limit, the API server's priority and fairness decides. See docs/scale.md.")
-	flag.IntVar(&apiBurst, "kube-api-burst", 100, "With a positive --kube-api-qps: the requests the manager's clients may send in a burst above it.")
-	flag.IntVar(&statusWorkers, "status-workers", controllers.DefaultStatusWorkers, fmt.Sprintf("How many budgets the status controller computes and writes at once. Its passes wait on the API server, not the CPU: under a large drain too few keep budgets' statuses (and the reopens they show) seconds behind their pods. Between 1 and %d. See docs/scale.md.", maxStatusWorkers))
-	zapOpts.BindFlags(flag.CommandLine)
+// options are the manager's command line.
+type options struct {
+	metricsAddr    string
+	probeAddr      string
+	leaderElect    bool
+	leaderElectNS  string
+	recordTimeout  time.Duration
+	reopenDelay    time.Duration
+	webhookPort    int
+	webhookCertDir string
+	webhookHost    string
+	clientCAName   string
+	callerNS       string
+	callers        evictionwebhook.CallerPolicy
+	enableWebhook  bool
+	certRotation   bool
+	shutdownDelay  time.Duration
+	certOptions    certs.Options
+	operatorNS     string
+	zap            zap.Options
+	pprofAddr      string
+	apiQPS         float64
+	apiBurst       int
+	statusWorkers  int
+}
+
+// parseFlags reads and checks the command line.
+func parseFlags() (*options, error) {
+	f := &options{zap: zap.Options{Development: false}}
+	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	flag.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
+	flag.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader among replicas for the controllers (the webhook is served by every replica).")
+	flag.StringVar(&f.leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease; default: the namespace the manager runs in.")
+	flag.DurationVar(&f.recordTimeout, "record-timeout", budget.DefaultRecordTimeout, fmt.Sprintf("How long, from when the operator first sees it, an eviction record protects a pod that keeps running without being deleted; then the pod is read live and, still running and not deleting, the record is taken for an eviction that never happened and dropped. At least %s.", budget.MinRecordTimeout))
+	flag.DurationVar(&f.reopenDelay, "reopen-write-delay", 0, "Deprecated, no effect: the status controller no longer holds any status write (the written status is the truth within the status lag). Accepted so that existing manifests keep working; a warning is logged when set.")
+	flag.BoolVar(&f.enableWebhook, "enable-webhook", true, "Serve the pods/eviction admission webhook.")
+	flag.StringVar(&f.webhookHost, "webhook-host", "", "Address the webhook server binds to; empty means all interfaces.")
+	flag.IntVar(&f.webhookPort, "webhook-port", 9443, "Port of the webhook server (TLS).")
+	flag.StringVar(&f.clientCAName, "webhook-client-ca-name", "", "File in --webhook-cert-dir (a name, or a relative path such as client-ca/ca.crt) holding the PEM CA certificate(s) that sign the API server's client certificate for webhooks. Set, the webhook server refuses every connection that does not present a certificate signed by them, so a pod that can reach the webhook port cannot forge an admission request; read once at start. Empty (the default): callers are not authenticated. With --cert-rotation it must not be tls.crt, tls.key or ca.crt, which the operator writes there. See docs/install.md.")
+	flag.StringVar(&f.callerNS, "webhook-caller-namespaces", "kube-system", "Comma-separated namespaces whose pods may call the webhook (proxies that relay the API server's calls, such as konnectivity agents). An admission review whose connection comes from the address of a pod in any other namespace is refused with 403 and charges nothing: the API server never runs as an ordinary pod of its own cluster. \"*\" lets any pod call. See docs/install.md.")
+	flag.StringVar(&f.webhookCertDir, "webhook-cert-dir", "", "Directory holding tls.crt and tls.key for the webhook server (written there by the operator with --cert-rotation); default: <temp dir>/k8s-webhook-server/serving-certs.")
+	flag.DurationVar(&f.shutdownDelay, "shutdown-delay", defaultShutdownDelay(), "On SIGTERM, report not ready and keep answering webhook calls this long before stopping, so the Service stops routing evictions here first (a failed call would abort a kubectl drain). Default: 5s in a cluster, 0 otherwise.")
+	flag.BoolVar(&f.certRotation, "cert-rotation", inCluster(), "Create and rotate the webhook's serving certificate in a Secret and inject its CA into the webhook configuration (no cert-manager needed); every replica copies it into --webhook-cert-dir. Default: true when running in a cluster. Off: the certificate is read from --webhook-cert-dir as it is (cert-manager, make run-local).")
+	flag.StringVar(&f.certOptions.SecretName, "webhook-secret-name", "tdb-webhook-server-cert", "With --cert-rotation: the Secret in the operator's namespace that holds the CA and the serving certificate.")
+	flag.StringVar(&f.certOptions.ServiceName, "webhook-service-name", "tdb-webhook-service", "With --cert-rotation: the webhook Service in the operator's namespace; the certificate is valid for its DNS names.")
+	flag.StringVar(&f.certOptions.WebhookConfigName, "webhook-config-name", "tdb-validating-webhook-configuration", "The ValidatingWebhookConfiguration of the eviction webhook: with --cert-rotation it gets the CA bundle; its namespaceSelector tells which namespaces' budgets are enforced (a budget elsewhere reports DisruptionAllowed=False, reason NotEnforced). make run-local registers tdb-operator-local.")
+	flag.StringVar(&f.operatorNS, "operator-namespace", envOr("POD_NAMESPACE", "tdb-system"), "The operator's own namespace; evictions there always pass, so draining the operator's node cannot deadlock. Default: $POD_NAMESPACE, else tdb-system.")
+	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "", "Address Go's pprof handlers (/debug/pprof/) bind to, e.g. 127.0.0.1:8082, for CPU and heap profiles; empty (the default) disables them. They are unauthenticated: bind them to localhost and reach them with kubectl port-forward.")
+	flag.Float64Var(&f.apiQPS, "kube-api-qps", -1, "Requests per second the manager's clients may send the API server on average (client-go's client-side limit, one bucket per client and resource type); negative (the default, as controller-runtime's): no client-side limit, the API server's priority and fairness decides. See docs/scale.md.")
+	flag.IntVar(&f.apiBurst, "kube-api-burst", 100, "With a positive --kube-api-qps: the requests the manager's clients may send in a burst above it.")
+	flag.IntVar(&f.statusWorkers, "status-workers", controllers.DefaultStatusWorkers, fmt.Sprintf("How many budgets the status controller computes and writes at once. Its passes wait on the API server, not the CPU: under a large drain too few keep budgets' statuses (and the reopens they show) seconds behind their pods. Between 1 and %d. See docs/scale.md.", maxStatusWorkers))
+	f.zap.BindFlags(flag.CommandLine)
 	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap)))
 
-	if recordTimeout < budget.MinRecordTimeout {
-		return fmt.Errorf("--record-timeout must be at least %s (core deletes an evicted pod within about 10 s of admitting the eviction), got %s", budget.MinRecordTimeout, recordTimeout)
+	if f.recordTimeout < budget.MinRecordTimeout {
+		return nil, fmt.Errorf("--record-timeout must be at least %s (core deletes an evicted pod within about 10 s of admitting the eviction), got %s", budget.MinRecordTimeout, f.recordTimeout)
 	}
-	if statusWorkers < 1 || statusWorkers > maxStatusWorkers {
-		return fmt.Errorf("--status-workers must be between 1 and %d, got %d", maxStatusWorkers, statusWorkers)
+	if f.statusWorkers < 1 || f.statusWorkers > maxStatusWorkers {
+		return nil, fmt.Errorf("--status-workers must be between 1 and %d, got %d", maxStatusWorkers, f.statusWorkers)
 	}
-	if reopenDelay != 0 {
-		ctrl.Log.Info("--reopen-write-delay is deprecated and has no effect: no status write is held", "reopen-write-delay", reopenDelay.String())
+	if f.apiQPS == 0 || (f.apiQPS > 0 && f.apiBurst <= 0) {
+		return nil, fmt.Errorf("--kube-api-qps=%v, --kube-api-burst=%d: want a negative QPS (no client-side limit) or a positive QPS and burst", f.apiQPS, f.apiBurst)
 	}
-	if err := checkClientCAName(clientCAName, certRotation); err != nil {
-		return err
+	if f.reopenDelay != 0 {
+		ctrl.Log.Info("--reopen-write-delay is deprecated and has no effect: no status write is held", "reopen-write-delay", f.reopenDelay.String())
 	}
-	callers, err := evictionwebhook.ParseCallerNamespaces(callerNS)
+	if err := checkClientCAName(f.clientCAName, f.certRotation); err != nil {
+		return nil, err
+	}
+	callers, err := evictionwebhook.ParseCallerNamespaces(f.callerNS)
 	if err != nil {
-		return fmt.Errorf("--webhook-caller-namespaces: %w", err)
+		return nil, fmt.Errorf("--webhook-caller-namespaces: %w", err)
 	}
-
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(policyv1alpha1.AddToScheme(scheme))
-
-	if webhookCertDir == "" {
+	f.callers = callers
+	if f.webhookCertDir == "" {
 		// controller-runtime's default, named here because the rotation
 		// writes to it.
-		webhookCertDir = filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs")
+		f.webhookCertDir = filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs")
 	}
-	// With ClientCAName set, controller-runtime reads the CA from CertDir
-	// when the server starts and requires and verifies client certificates.
-	webhookServer := webhook.NewServer(webhook.Options{Host: webhookHost, Port: webhookPort, CertDir: webhookCertDir, ClientCAName: clientCAName})
-	var rotation *certs.Rotation
-	if enableWebhook && certRotation {
-		certOptions.Namespace = operatorNS
-		certOptions.CertDir = webhookCertDir
-		certOptions.RequireLeaderElection = leaderElect
-		var err error
-		if rotation, err = certs.New(certOptions); err != nil {
-			return err
-		}
-		// Not listening, and so not ready, until this replica has a
-		// certificate from the Secret.
-		webhookServer = rotation.GateServer(webhookServer)
-	}
+	return f, nil
+}
 
-	managerOptions = ctrl.Options{
-		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
-		HealthProbeBindAddress:  probeAddr,
-		PprofBindAddress:        pprofAddr,
-		LeaderElection:          leaderElect,
-		LeaderElectionID:        leaderElectionID,
-		LeaderElectionNamespace: leaderElectNS,
-		// The process exits right after the manager stops: handing the
-		// Lease over at once spares the other replica the lease timeout.
-		LeaderElectionReleaseOnCancel: true,
-		Cache:                         snapshot.CacheOptions(),
-		WebhookServer:                 webhookServer,
-	}
-	cfg, err := ctrl.GetConfig()
+func run() error {
+	f, err := parseFlags()
 	if err != nil {
-		return fmt.Errorf("loading kubeconfig: %w", err)
+		return err
 	}
-	switch {
-	case apiQPS == 0 || (apiQPS > 0 && apiBurst <= 0):
-		return fmt.Errorf("--kube-api-qps=%v, --kube-api-burst=%d: want a negative QPS (no client-side limit) or a positive QPS and burst", apiQPS, apiBurst)
-	case apiQPS > 0:
-		cfg.QPS, cfg.Burst = float32(apiQPS), apiBurst
-	default:
-		cfg.QPS = -1
-	}
-	mgr, err := ctrl.NewManager(cfg, managerOptions)
+	mgr, rotation, err := newManager(f)
 	if err != nil {
-		return fmt.Errorf("creating manager: %w", err)
+		return err
 	}
 	var draining atomic.Bool
-	ctx := drainingSignalHandler(&draining, shutdownDelay)
-	// The last labels of deleted nodes place the pods that linger on them.
-	goneNodes := tombstone.New(nil)
-	if err := goneNodes.Watch(ctx, mgr.GetCache()); err != nil {
+	ctx := drainingSignalHandler(&draining, f.shutdownDelay)
+	// One memory for the controllers and the webhook: the last labels of
+	// gone nodes, the budget versions every status writer starts from,
+	// what the status controller knows that the statuses do not show yet,
+	// and one gathering layer (see internal/replica).
+	mem, err := replica.ForManager(ctx, mgr)
+	if err != nil {
 		return err
 	}
-	// Every writer of budget status starts from the newest version any of
-	// them wrote or read (see internal/budgetstatus).
-	versions := &budgetstatus.Versions{}
-	// What the status controller knows and the statuses do not show yet,
-	// for the webhook (see evictionwebhook's refresh).
-	pending := &budgetstatus.Pending{}
-	// One gathering layer for the controllers and the webhook's
-	// recomputations of their statuses.
-	snapshots := controllers.NewGatherer(mgr, goneNodes)
-	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: recordTimeout, OperatorNamespace: operatorNS, WebhookConfigName: certOptions.WebhookConfigName, GoneNodes: goneNodes, Versions: versions, Pending: pending, Snapshots: snapshots, StatusWorkers: statusWorkers}); err != nil {
+	if err := controllers.SetupAll(mgr, controllers.Options{RecordTimeout: f.recordTimeout, OperatorNamespace: f.operatorNS,
+		WebhookConfigName: f.certOptions.WebhookConfigName, Memory: mem, StatusWorkers: f.statusWorkers}); err != nil {
 		return err
 	}
-	if enableWebhook {
-		if _, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: operatorNS, GoneNodes: goneNodes, Callers: callers, Versions: versions, RecordTimeout: recordTimeout, Pending: pending, Snapshots: snapshots}); err != nil {
+	if f.enableWebhook {
+		if _, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: f.operatorNS, Callers: f.callers,
+			RecordTimeout: f.recordTimeout, Memory: mem}); err != nil {
 			return err
+		}
+		// Every replica reports when the certificate it serves expires,
+		// whoever put it in the directory.
+		if err := mgr.Add(&certs.ExpiryExporter{Dir: f.webhookCertDir}); err != nil {
+			return fmt.Errorf("adding the webhook certificate expiry exporter: %w", err)
 		}
 	}
 	if rotation != nil {
@@ -231,22 +199,83 @@ func run() error {
 			return err
 		}
 	}
-	if enableWebhook {
-		// Every replica reports when the certificate it serves expires,
-		// whoever put it in the directory.
-		if err := mgr.Add(&certs.ExpiryExporter{Dir: webhookCertDir}); err != nil {
-			return fmt.Errorf("adding the webhook certificate expiry exporter: %w", err)
-		}
+	if err := startWebhookInformers(ctx, mgr); err != nil {
+		return err
 	}
-	// The webhook reads budgets, nodes, pods and PodDisruptionBudgets. A
-	// replica that is not the leader runs no controller that would start
-	// these informers, so they are started here: otherwise its first
-	// eviction would wait for them.
+	if err := addChecks(mgr, &draining, f.enableWebhook); err != nil {
+		return err
+	}
+	ctrl.Log.WithName("setup").Info("starting manager")
+	return mgr.Start(ctx)
+}
+
+// newManager makes the manager, its webhook server gated on the rotated
+// certificate when the operator rotates it.
+func newManager(f *options) (ctrl.Manager, *certs.Rotation, error) {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(policyv1alpha1.AddToScheme(scheme))
+	// With ClientCAName set, controller-runtime reads the CA from CertDir
+	// when the server starts and requires and verifies client certificates.
+	webhookServer := webhook.NewServer(webhook.Options{Host: f.webhookHost, Port: f.webhookPort, CertDir: f.webhookCertDir, ClientCAName: f.clientCAName})
+	var rotation *certs.Rotation
+	if f.enableWebhook && f.certRotation {
+		f.certOptions.Namespace = f.operatorNS
+		f.certOptions.CertDir = f.webhookCertDir
+		f.certOptions.RequireLeaderElection = f.leaderElect
+		var err error
+		if rotation, err = certs.New(f.certOptions); err != nil {
+			return nil, nil, err
+		}
+		// Not listening, and so not ready, until this replica has a
+		// certificate from the Secret.
+		webhookServer = rotation.GateServer(webhookServer)
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	cfg.QPS = -1
+	if f.apiQPS > 0 {
+		cfg.QPS, cfg.Burst = float32(f.apiQPS), f.apiBurst
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
+		HealthProbeBindAddress:  f.probeAddr,
+		PprofBindAddress:        f.pprofAddr,
+		LeaderElection:          f.leaderElect,
+		LeaderElectionID:        leaderElectionID,
+		LeaderElectionNamespace: f.leaderElectNS,
+		// The process exits right after the manager stops: handing the
+		// Lease over at once spares the other replica the lease timeout.
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         snapshot.CacheOptions(),
+		WebhookServer:                 webhookServer,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating manager: %w", err)
+	}
+	return mgr, rotation, nil
+}
+
+// startWebhookInformers starts the informers the webhook reads (budgets,
+// nodes, pods and PodDisruptionBudgets). A replica that is not the leader
+// runs no controller that would start them: otherwise its first eviction
+// would wait for them.
+func startWebhookInformers(ctx context.Context, mgr ctrl.Manager) error {
 	for _, obj := range []client.Object{&policyv1alpha1.TopologyDisruptionBudget{}, &corev1.Node{}, &corev1.Pod{}, &policyv1.PodDisruptionBudget{}} {
 		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
 			return fmt.Errorf("starting the informer of %T: %w", obj, err)
 		}
 	}
+	return nil
+}
+
+// addChecks adds the probes: alive; ready once the caches the decisions
+// read have synced, while not shutting down, and once the webhook server
+// listens.
+func addChecks(mgr ctrl.Manager, draining *atomic.Bool, webhookServed bool) error {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
 	}
@@ -270,18 +299,14 @@ func run() error {
 	}); err != nil {
 		return fmt.Errorf("adding ready check: %w", err)
 	}
-	if enableWebhook {
+	if webhookServed {
 		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 			return fmt.Errorf("adding webhook ready check: %w", err)
 		}
 	}
-	ctrl.Log.WithName("setup").Info("starting manager")
-	return mgr.Start(ctx)
+	return nil
 }
 
-// drainingSignalHandler returns a context cancelled shutdownDelay after the
-// first SIGTERM or SIGINT; meanwhile draining is true, which fails the
-// readiness check. A second signal stops at once.
 func drainingSignalHandler(draining *atomic.Bool, shutdownDelay time.Duration) context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	signals := make(chan os.Signal, 2)

@@ -20,10 +20,11 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
+	"github.com/tdb-operator/tdb-operator/internal/replica"
 	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
@@ -42,19 +43,10 @@ type Options struct {
 	// namespaceSelector does not reach are reported NotEnforced ("": no
 	// check, as in tests without a registered webhook).
 	WebhookConfigName string
-	// GoneNodes remembers the last labels of deleted nodes (nil: none).
-	GoneNodes *tombstone.Nodes
-	// Versions is the record of budget versions every status writer of the
-	// process shares, the eviction webhook included (nil: a new one for
-	// the controllers).
-	Versions *budgetstatus.Versions
-	// Pending is shared by the status controller and the eviction webhook
-	// (nil: the status controller keeps its own).
-	Pending *budgetstatus.Pending
-	// Snapshots is the gathering layer every controller shares, and the
-	// eviction webhook's recomputations with them (nil: a new one, over
-	// the manager's client, custom scales read live).
-	Snapshots *snapshot.Gatherer
+	// Memory is what the process remembers beyond its cache, shared with
+	// the eviction webhook (replica.ForManager; nil: a new one for the
+	// controllers alone, custom scales read live).
+	Memory *replica.Memory
 	// StatusWorkers is how many budgets the status controller passes at
 	// once (0: DefaultStatusWorkers).
 	StatusWorkers int
@@ -73,14 +65,15 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
-	if o.Versions == nil {
-		o.Versions = &budgetstatus.Versions{}
+	mem := o.Memory
+	if mem == nil {
+		mem = &replica.Memory{}
 	}
 	// One gathering layer for every controller: one cache of parsed specs.
-	snapshots := o.Snapshots
-	if snapshots == nil {
-		snapshots = NewGatherer(mgr, o.GoneNodes)
+	if mem.Snapshots == nil {
+		mem.Snapshots = NewGatherer(mgr, mem.GoneNodes)
 	}
+	snapshots, versions := mem.Snapshots, mem.Versions()
 	recorder := mgr.GetEventRecorder("tdb-operator")
 	// Each status pass ends by handing the budget to the deletion-cost
 	// controller.
@@ -89,7 +82,7 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 		Client:            mgr.GetClient(),
 		OperatorNamespace: o.OperatorNamespace,
 		Snapshots:         snapshots,
-		Versions:          o.Versions,
+		Versions:          versions,
 		Passes:            passes,
 	}
 	if err := (&BudgetReconciler{
@@ -101,11 +94,12 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 		RecordTimeout:     o.RecordTimeout,
 		OperatorNamespace: o.OperatorNamespace,
 		Scope:             &WebhookScope{Reader: mgr.GetClient(), ConfigName: o.WebhookConfigName},
-		GoneNodes:         o.GoneNodes,
-		Versions:          o.Versions,
+		GoneNodes:         mem.GoneNodes,
+		Versions:          versions,
 		Snapshots:         snapshots,
 		Passes:            passes,
-		Pending:           o.Pending,
+		Pending:           mem.Pending(),
+		Memory:            mem,
 		Workers:           o.StatusWorkers,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the budget status controller: %w", err)
@@ -113,24 +107,27 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 	if err := costs.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the deletion-cost controller: %w", err)
 	}
-	if err := (&RolloutReconciler{
+	rollouts := &RolloutReconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
 		Recorder:          recorder,
 		Clock:             o.Clock,
 		OperatorNamespace: o.OperatorNamespace,
-		Versions:          o.Versions,
+		Versions:          versions,
 		Snapshots:         snapshots,
-	}).SetupWithManager(mgr); err != nil {
+	}
+	if err := rollouts.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
+	mem.Keep("rollout expectations", rollouts.expect.forget)
+	mem.Keep("rollout series", func(k types.NamespacedName) { forgetRollout(k.Namespace, k.Name) })
 	if err := (&MirrorReconciler{
 		Client:            mgr.GetClient(),
 		LiveReader:        mgr.GetAPIReader(),
 		Recorder:          recorder,
 		Clock:             o.Clock,
 		OperatorNamespace: o.OperatorNamespace,
-		Versions:          o.Versions,
+		Versions:          versions,
 		Snapshots:         snapshots,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the mirror controller: %w", err)

@@ -50,6 +50,7 @@ import (
 	"github.com/tdb-operator/tdb-operator/internal/budget"
 	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
 	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
+	"github.com/tdb-operator/tdb-operator/internal/replica"
 	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
@@ -130,6 +131,11 @@ type BudgetReconciler struct {
 	// Workers is how many budgets are passed at once (0:
 	// DefaultStatusWorkers).
 	Workers int
+	// Memory is the process's memory, which forgets a deleted budget in
+	// every part at once; the controller keeps its record sightings,
+	// allowance series and status passes there (nil: a memory of its own,
+	// holding those and Versions and Pending).
+	Memory *replica.Memory
 
 	sightings recordSightings
 	// liveSlots bound the live reads in flight (liveReads, or
@@ -138,6 +144,7 @@ type BudgetReconciler struct {
 	liveSlotsOnce  sync.Once
 	liveReadsLimit int
 	ownPending     budgetstatus.Pending
+	memoryOnce     sync.Once
 }
 
 // workers is Workers, or DefaultStatusWorkers if not positive.
@@ -146,6 +153,21 @@ func (r *BudgetReconciler) workers() int {
 		return r.Workers
 	}
 	return DefaultStatusWorkers
+}
+
+// memory is Memory, with the controller's own parts kept in it.
+func (r *BudgetReconciler) memory() *replica.Memory {
+	r.memoryOnce.Do(func() {
+		if r.Memory == nil {
+			r.Memory = &replica.Memory{}
+			r.Memory.Keep("versions (the controller's)", r.Versions.Forget)
+			r.Memory.Keep("pending (the controller's)", r.pending().Forget)
+		}
+		r.Memory.Keep("record sightings", r.sightings.forget)
+		r.Memory.Keep("allowance series", func(k types.NamespacedName) { forgetAllowances(k.Namespace, k.Name) })
+		r.Memory.Keep("status passes", r.Passes.forget)
+	})
+	return r.Memory
 }
 
 func (r *BudgetReconciler) pending() *budgetstatus.Pending {
@@ -223,11 +245,10 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	var cached policyv1alpha1.TopologyDisruptionBudget
 	if err := r.Client.Get(ctx, req.NamespacedName, &cached); err != nil {
 		if apierrors.IsNotFound(err) {
-			forgetAllowances(req.Namespace, req.Name)
-			r.sightings.forget(req.NamespacedName)
-			r.pending().Forget(req.NamespacedName)
-			r.Versions.Forget(req.NamespacedName)
-			r.Passes.forget(req.NamespacedName)
+			// Also forgotten when the cache sees the deletion (every
+			// replica's memory): a pass that ran meanwhile may have
+			// noted the budget again.
+			r.memory().Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -561,6 +582,7 @@ func (r *BudgetReconciler) emitEvents(tdb *policyv1alpha1.TopologyDisruptionBudg
 // SetupWithManager wires the reconciler: budgets, and the pods, nodes and
 // workload scales that change them, each mapped to the budgets it affects.
 func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.memory()
 	if r.Snapshots == nil {
 		r.Snapshots = &snapshot.Gatherer{Cache: r.Client, GoneNodes: r.GoneNodes, Scales: r.APIReader}
 	}

@@ -194,61 +194,16 @@ func (h *EvictionHandler) tryCommit(ctx context.Context, batch []*grant, base *p
 	errs := make([]error, len(batch))
 	writes := 0
 	for i, g := range batch {
-		if g.seen.UID != work.UID || g.seen.Generation != work.Generation || !h.sameDomain(ctx, work, g.pod, g.domain, g.nodeGone) {
-			// The pod's domain was found under another spec (or another
-			// budget of the same name), or its node was relabelled since.
-			decisions[i] = staleDecision(work)
-			continue
+		d, fresh, err := h.decideGrant(ctx, g, work, !refreshed)
+		decisions[i], errs[i] = d, err
+		if fresh {
+			// The rest of the batch is decided on the recomputed status,
+			// and its grants.
+			refreshed = true
+			recomputed++
 		}
-		pod := g.pod
-		readNow := false
-		if !budget.IsHealthy(pod) {
-			// It would pass uncharged: decide on the pod as it is now, with
-			// the version to write fixed. A pod that turned Ready since it
-			// was read is charged like any; the record of an uncharged
-			// eviction keeps it from counting should it turn Ready later.
-			fresh, err := h.livePod(ctx, pod)
-			switch {
-			case err != nil:
-				errs[i] = err
-				continue
-			case fresh == nil:
-				decisions[i] = budget.Decision{Allowed: true, Reason: budget.DecisionPodNotFound}
-				continue
-			case fresh.UID != pod.UID || fresh.Spec.NodeName != pod.Spec.NodeName:
-				// Another pod of that name now (a StatefulSet replacement),
-				// or bound elsewhere: its domain was not found for it.
-				decisions[i] = staleDecision(work)
-				continue
-			case budget.CanIgnoreBudget(fresh) && !budget.IsBoundPending(fresh):
-				decisions[i] = budget.Decision{Allowed: true, Reason: budget.DecisionPodNotRunning}
-				continue
-			}
-			pod, readNow = fresh, true
-		}
-		fresh, end, done, err := h.recheckRecorded(ctx, work, pod, readNow)
-		switch {
-		case err != nil:
-			errs[i] = err
-			continue
-		case done:
-			decisions[i] = end
-			continue
-		}
-		pod = fresh
-		req := budget.EvictionRequest{Pod: pod, Domain: g.domain, Now: g.now, NodeGone: g.nodeGone}
-		decisions[i] = budget.DecideEviction(work, req)
-		if checkable(decisions[i]) && !refreshed {
-			var fresh bool
-			if decisions[i], fresh = h.refresh(ctx, work, decisions[i], req); fresh {
-				// The rest of the batch is decided on the recomputed
-				// status, and its grants.
-				refreshed = true
-				recomputed++
-			}
-		}
-		if decisions[i].Allowed && decisions[i].Status != nil {
-			work.Status = *decisions[i].Status
+		if err == nil && d.Allowed && d.Status != nil {
+			work.Status = *d.Status
 			writes++
 		}
 	}
@@ -289,4 +244,39 @@ func (h *EvictionHandler) tryCommit(ctx context.Context, batch []*grant, base *p
 		return nil
 	}
 	return errRetry
+}
+
+// decideGrant decides one queued grant on work, the version the group is
+// written on, as if alone after the grants before it. mayRefresh lets a
+// decision the status's numbers made be checked on the cache (refresh);
+// fresh says work's status was replaced by the recomputed one.
+func (h *EvictionHandler) decideGrant(ctx context.Context, g *grant, work *policyv1alpha1.TopologyDisruptionBudget, mayRefresh bool) (d budget.Decision, fresh bool, err error) {
+	if g.seen.UID != work.UID || g.seen.Generation != work.Generation || !h.sameDomain(ctx, work, g.pod, g.domain, g.nodeGone) {
+		// The pod's domain was found under another spec (or another budget
+		// of the same name), or its node was relabelled since.
+		return staleDecision(work), false, nil
+	}
+	pod := g.pod
+	var end *budget.Decision
+	if !budget.IsHealthy(pod) {
+		// It would pass uncharged: decide on the pod as it is now, with the
+		// version to write fixed. A pod that turned Ready since it was read
+		// is charged like any; the record of an uncharged eviction keeps it
+		// from counting should it turn Ready later.
+		pod, end, err = h.reread(ctx, pod, work)
+	} else {
+		pod, end, err = h.recheckRecorded(ctx, work, pod)
+	}
+	switch {
+	case err != nil:
+		return budget.Decision{}, false, err
+	case end != nil:
+		return *end, false, nil
+	}
+	req := budget.EvictionRequest{Pod: pod, Domain: g.domain, Now: g.now, NodeGone: g.nodeGone}
+	d = budget.DecideEviction(work, req)
+	if checkable(d) && mayRefresh {
+		d, fresh = h.refresh(ctx, work, d, req)
+	}
+	return d, fresh, nil
 }

@@ -256,3 +256,11 @@ func (l *ledger) size() int {
 	defer l.mu.Unlock()
 	return len(l.budgets)
 }
+
+// forget drops a deleted budget's entry; a request holding it keeps its
+// copy until it is done.
+func (l *ledger) forget(key types.NamespacedName) {
+	l.mu.Lock()
+	delete(l.budgets, key)
+	l.mu.Unlock()
+}

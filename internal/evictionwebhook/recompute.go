@@ -373,6 +373,13 @@ func (m *recomputeMemo) put(name types.NamespacedName, in memoKey, res *budget.R
 	}
 }
 
+// forget drops a deleted budget's computation.
+func (m *recomputeMemo) forget(name types.NamespacedName) {
+	m.mu.Lock()
+	delete(m.entries, name)
+	m.mu.Unlock()
+}
+
 // countRecomputed counts the grants written on a recomputed status.
 func countRecomputed(n int) {
 	if n > 0 {

@@ -27,8 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
-	"github.com/tdb-operator/tdb-operator/internal/snapshot"
-	"github.com/tdb-operator/tdb-operator/internal/tombstone"
+	"github.com/tdb-operator/tdb-operator/internal/replica"
 )
 
 // Options configure the eviction webhook.
@@ -39,28 +38,23 @@ type Options struct {
 	Clock clock.PassiveClock
 	// RefusalEventInterval rate-limits refusal events per budget (default 1m).
 	RefusalEventInterval time.Duration
-	// GoneNodes remembers the last labels of deleted nodes (nil: none).
-	GoneNodes *tombstone.Nodes
 	// Callers says which pods may call the webhook; nil TrustedNamespaces
 	// lets any caller in (see CallerPolicy).
 	Callers CallerPolicy
-	// Versions is the record of budget versions shared with the
-	// controllers' status writers (nil: the handler keeps its own).
-	Versions *budgetstatus.Versions
+	// Memory is what the process remembers beyond its cache, shared with
+	// the controllers (replica.ForManager): the last labels of gone nodes,
+	// the budget versions every status writer shares, which statuses are
+	// behind the cache, and the status controller's gathering layer for
+	// the recomputations. The handler keeps its ledger and recomputations
+	// there, forgotten with their budget. Nil: a memory of its own, which
+	// knows no gone node and recomputes no status.
+	Memory *replica.Memory
 	// BlockMarkDelay is how long after a domain's first refusal its
 	// blockedSince is written (zero: DefaultBlockMarkDelay; negative: at
 	// once).
 	BlockMarkDelay time.Duration
 	// RecordTimeout is the status controller's --record-timeout.
 	RecordTimeout time.Duration
-	// Pending is the status controller's (controllers.Options.Pending);
-	// nil: no status is recomputed.
-	Pending *budgetstatus.Pending
-	// Snapshots is the status controller's gathering layer
-	// (controllers.Options.Snapshots), for the recomputations: its index of
-	// pods by label, and the custom scales it reads (nil: the handler's
-	// own, which reads no custom scale).
-	Snapshots *snapshot.Gatherer
 	// NoRecompute turns off the recomputation of a refusing status from
 	// the cache (see EvictionHandler.Computes); Register otherwise enables
 	// it once the manager is the leader, where the status controller runs.
@@ -91,19 +85,26 @@ func Register(mgr ctrl.Manager, opts Options) (*EvictionHandler, error) {
 	if interval <= 0 {
 		interval = time.Minute
 	}
+	mem := opts.Memory
+	var pending *budgetstatus.Pending
+	if mem == nil {
+		mem = &replica.Memory{}
+	} else {
+		pending = mem.Pending()
+	}
 	h := &EvictionHandler{
 		Cache:           mgr.GetClient(),
 		Client:          mgr.GetClient(),
 		APIReader:       mgr.GetAPIReader(),
 		Clock:           clk,
 		ExemptNamespace: opts.ExemptNamespace,
-		GoneNodes:       opts.GoneNodes,
+		GoneNodes:       mem.GoneNodes,
 		Callers:         opts.Callers,
-		Versions:        opts.Versions,
+		Versions:        mem.Versions(),
 		BlockMarkDelay:  markDelay,
 		RecordTimeout:   opts.RecordTimeout,
-		Pending:         opts.Pending,
-		Computations:    opts.Snapshots,
+		Pending:         pending,
+		Computations:    mem.Snapshots,
 		Refusals:        &RefusalReporter{Recorder: mgr.GetEventRecorder("tdb-operator-webhook"), Clock: clk, Interval: interval},
 	}
 	if !opts.NoRecompute {
@@ -117,6 +118,8 @@ func Register(mgr ctrl.Manager, opts Options) (*EvictionHandler, error) {
 			}
 		}
 	}
+	mem.Keep("webhook ledger", h.ledger.forget)
+	mem.Keep("webhook recomputations", h.memo.forget)
 	mgr.GetWebhookServer().Register(Path, &admission.Webhook{Handler: h, WithContextFunc: withRemoteAddr})
 	return h, nil
 }

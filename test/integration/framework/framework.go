@@ -55,11 +55,10 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/controllers"
-	"github.com/tdb-operator/tdb-operator/internal/budgetstatus"
 	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
+	"github.com/tdb-operator/tdb-operator/internal/replica"
 	"github.com/tdb-operator/tdb-operator/internal/snapshot"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
-	"github.com/tdb-operator/tdb-operator/internal/tombstone"
 )
 
 // Scheme knows the core, apps, policy and tdb types.
@@ -175,22 +174,16 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 		clk = clock.RealClock{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	goneNodes := tombstone.New(nil)
-	if err := goneNodes.Watch(ctx, mgr.GetCache()); err != nil {
+	// As in the binary: one memory for the controllers and the webhook
+	// (gone nodes, budget versions, pending statuses, one gathering layer).
+	mem, err := replica.ForManager(ctx, mgr)
+	if err != nil {
 		cancel()
 		return nil, err
 	}
-	// As in the binary: every status writer of the manager shares one
-	// record of budget versions.
-	versions := &budgetstatus.Versions{}
-	pending := &budgetstatus.Pending{}
-	// As in the binary: the controllers and the webhook's recomputations
-	// read through one gathering layer.
-	snapshots := controllers.NewGatherer(mgr, goneNodes)
 	if !o.NoController {
 		if err := controllers.SetupAll(mgr, controllers.Options{Clock: clk, RecordTimeout: recordTimeout,
-			OperatorNamespace: ExemptNamespace, GoneNodes: goneNodes, Versions: versions, Pending: pending, Snapshots: snapshots,
-			WebhookConfigName: o.WebhookConfigName}); err != nil {
+			OperatorNamespace: ExemptNamespace, Memory: mem, WebhookConfigName: o.WebhookConfigName}); err != nil {
 			cancel()
 			return nil, err
 		}
@@ -202,8 +195,8 @@ func StartManagerWith(cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 			// As the binary's default.
 			callers = &evictionwebhook.CallerPolicy{TrustedNamespaces: map[string]bool{"kube-system": true}}
 		}
-		h, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: ExemptNamespace, Clock: clk, GoneNodes: goneNodes, Callers: *callers, Versions: versions,
-			RecordTimeout: recordTimeout, Pending: pending, Snapshots: snapshots})
+		h, err := evictionwebhook.Register(mgr, evictionwebhook.Options{ExemptNamespace: ExemptNamespace, Clock: clk, Callers: *callers,
+			RecordTimeout: recordTimeout, Memory: mem})
 		if err != nil {
 			cancel()
 			return nil, err
