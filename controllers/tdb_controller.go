@@ -239,9 +239,11 @@ func (s *recordSightings) forget(key types.NamespacedName) {
 // +kubebuilder:rbac:groups=*,resources=*/scale,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile computes and writes one budget's status.
+// Reconcile computes and writes one budget's status: the pass computes it
+// from the cache (confirming records with live reads), then writes it
+// unless the written one is current (or differs only by records due to be
+// dropped later).
 func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	logger := log.FromContext(ctx)
 	var cached policyv1alpha1.TopologyDisruptionBudget
 	if err := r.Client.Get(ctx, req.NamespacedName, &cached); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -258,60 +260,25 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	// The cache may not hold this process's latest writes yet (the
 	// webhook's records, the rollout status): start from the newest
 	// version known, whose write then does not conflict with them.
-	tdb := *r.Versions.Newest(&cached)
-
-	// The events read by this pass: its status, once current, is not
-	// behind them (budgetstatus.Pending).
-	events := r.pending().Begin(req.NamespacedName)
-	// For the debug log: how long the pass computed, and its write took
-	// (a status behind its pods is one or the other, or a cache behind).
-	passStart := time.Now()
-	now := r.Clock.Now()
-	seen := r.sightings.see(req.NamespacedName, tdb.Status.DisruptedPods, now)
-	current := make(map[budget.RecordKey]bool, len(seen))
-	for k := range seen {
-		current[k] = true
-	}
-	r.pending().Keep(req.NamespacedName, current)
-	var fingerprint uint64
-	// unread: a live read of a held record failed; the pass comes back
-	// soon, as no pod event may follow.
-	unread := false
-	known := recordChecks{gone: r.pending().Gone(req.NamespacedName)}
-	res, custom, err := r.compute(ctx, &tdb, now, seen, known, &fingerprint)
-	if err == nil && len(res.Unconfirmed)+len(res.UnconfirmedGone) > 0 {
-		// Records are dropped only on a live read of their pod: past their
-		// time, still running, not being deleted and the same pod; or no
-		// longer needed and really gone, not merely unseen by the cache.
-		checks, cerr := r.confirmRecords(ctx, tdb.Namespace, res.Unconfirmed, res.UnconfirmedGone)
-		if cerr != nil {
-			logger.Error(cerr, "confirming eviction records", "tdb", klog.KObj(&tdb))
-			unread = true
-		}
-		r.pending().ConfirmGone(req.NamespacedName, checks.gone)
-		if len(checks.phantoms)+len(checks.gone) > 0 {
-			for k := range known.gone {
-				checks.gone[k] = true
-			}
-			res, custom, err = r.compute(ctx, &tdb, now, seen, checks, &fingerprint)
-		}
-	}
-	if err != nil {
+	p := &statusPass{tdb: *r.Versions.Newest(&cached), start: time.Now(), now: r.Clock.Now(),
+		// The events read by this pass: its status, once current, is not
+		// behind them (budgetstatus.Pending).
+		events: r.pending().Begin(req.NamespacedName)}
+	if err := r.computePass(ctx, p); err != nil {
 		// Fail closed: nothing may be disrupted while we cannot tell.
-		logger.Error(err, "computing budget status", "tdb", klog.KObj(&tdb))
-		werr := r.failClosed(ctx, &tdb, err, now)
+		log.FromContext(ctx).Error(err, "computing budget status", "tdb", klog.KObj(&p.tdb))
+		werr := r.failClosed(ctx, &p.tdb, err, p.now)
 		if werr != nil && !apierrors.IsConflict(werr) {
 			return ctrl.Result{}, fmt.Errorf("writing fail-closed status: %w (after %w)", werr, err)
 		}
 		if werr == nil {
 			// The costs follow the fail-closed status (every domain at
 			// tier 0), as they did before the hand-over.
-			r.Passes.ended(ctx, &tdb, fingerprint)
+			r.Passes.ended(ctx, &p.tdb, p.fingerprint)
 		}
 		return ctrl.Result{}, err
 	}
-
-	enforcement, err := r.enforcement(ctx, &tdb)
+	enforcement, err := r.enforcement(ctx, &p.tdb)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -319,21 +286,75 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if enforcement.Reason == policyv1alpha1.ReasonNotEnforced {
 		notEnforced = enforcement.Message
 	}
-	next := budget.StatusFor(&tdb, &res, now, notEnforced)
-	setEnforcedCondition(next, enforcement, tdb.Generation, now)
-	later, dropAt := dropLater(&tdb.Status, next, seen, now)
-	if later || equality.Semantic.DeepEqual(&tdb.Status, next) {
-		exportAllowances(&tdb)
-		r.pending().Done(req.NamespacedName, events)
-		r.Passes.ended(ctx, &tdb, fingerprint)
-		out := r.requeue(res, custom, unread, now)
-		if later && (out.RequeueAfter == 0 || dropAt.Sub(now) < out.RequeueAfter) {
-			out.RequeueAfter = dropAt.Sub(now)
+	next := budget.StatusFor(&p.tdb, &p.res, p.now, notEnforced)
+	setEnforcedCondition(next, enforcement, p.tdb.Generation, p.now)
+	later, dropAt := dropLater(&p.tdb.Status, next, p.seen, p.now)
+	if later || equality.Semantic.DeepEqual(&p.tdb.Status, next) {
+		r.passEnded(ctx, p, nil)
+		out := r.requeue(p.res, p.custom, p.unread, p.now)
+		if later && (out.RequeueAfter == 0 || dropAt.Sub(p.now) < out.RequeueAfter) {
+			out.RequeueAfter = dropAt.Sub(p.now)
 		}
 		return out, nil
 	}
+	return r.writePass(ctx, p, next)
+}
+
+// statusPass is one pass over a budget: what it read and computed.
+type statusPass struct {
+	tdb        policyv1alpha1.TopologyDisruptionBudget
+	start, now time.Time
+	events     uint64
+	// seen holds when this process first saw each record.
+	seen map[budget.RecordKey]time.Time
+	res  budget.Result
+	// custom: a custom scale was read; unread: a live read of a held
+	// record failed, and the pass comes back soon, as no pod event may
+	// follow.
+	custom, unread bool
+	// fingerprint is of the pods the pass read (see StatusPasses).
+	fingerprint uint64
+}
+
+// computePass computes the budget's status from the cache. Records are
+// dropped only on a live read of their pod: past their time, still
+// running, not being deleted and the same pod; or no longer needed and
+// really gone, not merely unseen by the cache.
+func (r *BudgetReconciler) computePass(ctx context.Context, p *statusPass) error {
+	key := types.NamespacedName{Namespace: p.tdb.Namespace, Name: p.tdb.Name}
+	p.seen = r.sightings.see(key, p.tdb.Status.DisruptedPods, p.now)
+	current := make(map[budget.RecordKey]bool, len(p.seen))
+	for k := range p.seen {
+		current[k] = true
+	}
+	r.pending().Keep(key, current)
+	known := recordChecks{gone: r.pending().Gone(key)}
+	var err error
+	p.res, p.custom, err = r.compute(ctx, &p.tdb, p.now, p.seen, known, &p.fingerprint)
+	if err != nil || len(p.res.Unconfirmed)+len(p.res.UnconfirmedGone) == 0 {
+		return err
+	}
+	checks, cerr := r.confirmRecords(ctx, p.tdb.Namespace, p.res.Unconfirmed, p.res.UnconfirmedGone)
+	if cerr != nil {
+		log.FromContext(ctx).Error(cerr, "confirming eviction records", "tdb", klog.KObj(&p.tdb))
+		p.unread = true
+	}
+	r.pending().ConfirmGone(key, checks.gone)
+	if len(checks.phantoms)+len(checks.gone) == 0 {
+		return nil
+	}
+	for k := range known.gone {
+		checks.gone[k] = true
+	}
+	p.res, p.custom, err = r.compute(ctx, &p.tdb, p.now, p.seen, checks, &p.fingerprint)
+	return err
+}
+
+// writePass writes the pass's status on the version it was computed from.
+func (r *BudgetReconciler) writePass(ctx context.Context, p *statusPass, next *policyv1alpha1.TopologyDisruptionBudgetStatus) (ctrl.Result, error) {
+	logger := log.FromContext(ctx)
 	writeStart := time.Now()
-	written, err := r.status().Update(ctx, &tdb, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+	written, err := r.status().Update(ctx, &p.tdb, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
 		base.Status = *next
 		return base, nil
 	})
@@ -341,24 +362,36 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		if apierrors.IsConflict(err) {
 			// The webhook recorded an eviction, or the spec changed: the
 			// watch brings us back with the new version.
-			logger.V(1).Info("status conflict, requeueing", "tdb", klog.KObj(&tdb))
+			logger.V(1).Info("status conflict, requeueing", "tdb", klog.KObj(&p.tdb))
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
-		return ctrl.Result{}, fmt.Errorf("updating status of %s: %w", req.NamespacedName, err)
+		return ctrl.Result{}, fmt.Errorf("updating status of %s/%s: %w", p.tdb.Namespace, p.tdb.Name, err)
 	}
-	operatormetrics.StatusChanges.WithLabelValues(string(budget.ChangeOf(&tdb.Status, next))).Inc()
-	tdb = *written
+	operatormetrics.StatusChanges.WithLabelValues(string(budget.ChangeOf(&p.tdb.Status, next))).Inc()
+	p.tdb = *written
 	if v := logger.V(1); v.Enabled() {
-		v.Info("budget status updated", "tdb", klog.KObj(&tdb),
+		// How long the pass computed, and its write took (a status behind
+		// its pods is one or the other, or a cache behind).
+		v.Info("budget status updated", "tdb", klog.KObj(&p.tdb),
 			"expected", next.ExpectedPods, "healthy", next.CurrentHealthy, "allowed", next.DisruptionsAllowed,
-			"domains", domainsLine(next), "records", recordsLine(next), "resourceVersion", tdb.ResourceVersion,
-			"computeTook", writeStart.Sub(passStart).String(), "writeTook", time.Since(writeStart).String())
+			"domains", domainsLine(next), "records", recordsLine(next), "resourceVersion", p.tdb.ResourceVersion,
+			"computeTook", writeStart.Sub(p.start).String(), "writeTook", time.Since(writeStart).String())
 	}
-	exportAllowances(&tdb)
-	r.pending().Done(req.NamespacedName, events)
-	r.emitEvents(&tdb, &res)
-	r.Passes.ended(ctx, &tdb, fingerprint)
-	return r.requeue(res, custom, unread, now), nil
+	r.passEnded(ctx, p, &p.res)
+	return r.requeue(p.res, p.custom, p.unread, p.now), nil
+}
+
+// passEnded notes a pass that left the status current (written, or found
+// so): the exported allowances, the statuses no longer behind the events
+// it read, the events of what it wrote (res: nil when nothing was), and
+// the hand-over to the deletion-cost controller.
+func (r *BudgetReconciler) passEnded(ctx context.Context, p *statusPass, res *budget.Result) {
+	exportAllowances(&p.tdb)
+	r.pending().Done(types.NamespacedName{Namespace: p.tdb.Namespace, Name: p.tdb.Name}, p.events)
+	if res != nil {
+		r.emitEvents(&p.tdb, res)
+	}
+	r.Passes.ended(ctx, &p.tdb, p.fingerprint)
 }
 
 // RecordDropDelay is how long a status that differs from the computed one

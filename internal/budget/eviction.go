@@ -203,26 +203,31 @@ func DecideEviction(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRe
 			return Decision{Allowed: true, Reason: DecisionUnhealthyPod, Status: addRecord(tdb, req)}
 		}
 	}
-	where := describeDomain(tdb, req.Domain)
 	if row.DisruptionsAllowed <= 0 {
-		if others := disruptedDomains(st.Domains, row.Name); tdb.Spec.MaxDisruptedDomains != nil &&
-			row.CurrentHealthy > row.DesiredHealthy && int32(len(others)) >= *tdb.Spec.MaxDisruptedDomains {
-			d := refuse(DecisionMaxDisruptedDomains,
-				"topology disruption budget %s: %s has %d healthy pods, needs %d; but %d other domain(s) are disrupted (%s) and maxDisruptedDomains is %d; 0 disruptions allowed",
-				name, where, row.CurrentHealthy, row.DesiredHealthy, len(others), strings.Join(others, ", "), *tdb.Spec.MaxDisruptedDomains)
-			d.BlockedDomain = row.Name
-			return d
-		}
-		d := refuse(DecisionInsufficientPods, "topology disruption budget %s: %s has %d healthy pods, needs %d; 0 disruptions allowed",
-			name, where, row.CurrentHealthy, row.DesiredHealthy)
-		d.BlockedDomain = row.Name
-		return d
+		return refuseNoAllowance(tdb, row)
 	}
 	if len(st.DisruptedPods) >= MaxDisruptedPods {
 		return refuse(DecisionTooManyRecords, "topology disruption budget %s: %d evictions are still being accounted for; retry shortly",
 			name, len(st.DisruptedPods))
 	}
 	return Decision{Allowed: true, Reason: DecisionCharged, Status: charge(tdb, req)}
+}
+
+// refuseNoAllowance is the refusal of a domain with no allowance left:
+// for want of healthy pods, or because maxDisruptedDomains other domains
+// are disrupted while this one has a pod to spare. The domain is blocked.
+func refuseNoAllowance(tdb *policyv1alpha1.TopologyDisruptionBudget, row *policyv1alpha1.DomainStatus) Decision {
+	name, where := tdb.Namespace+"/"+tdb.Name, describeDomain(tdb, row.Name)
+	d := refuse(DecisionInsufficientPods, "topology disruption budget %s: %s has %d healthy pods, needs %d; 0 disruptions allowed",
+		name, where, row.CurrentHealthy, row.DesiredHealthy)
+	if others := disruptedDomains(tdb.Status.Domains, row.Name); tdb.Spec.MaxDisruptedDomains != nil &&
+		row.CurrentHealthy > row.DesiredHealthy && int32(len(others)) >= *tdb.Spec.MaxDisruptedDomains {
+		d = refuse(DecisionMaxDisruptedDomains,
+			"topology disruption budget %s: %s has %d healthy pods, needs %d; but %d other domain(s) are disrupted (%s) and maxDisruptedDomains is %d; 0 disruptions allowed",
+			name, where, row.CurrentHealthy, row.DesiredHealthy, len(others), strings.Join(others, ", "), *tdb.Spec.MaxDisruptedDomains)
+	}
+	d.BlockedDomain = row.Name
+	return d
 }
 
 // countedHealthy says whether the budget counts the pod among its healthy
