@@ -104,43 +104,15 @@ type RolloutReconciler struct {
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
 // +kubebuilder:rbac:groups=apps,resources=statefulsets;daemonsets,verbs=get;list;watch
 
-// Reconcile drives one budget's rollout one step.
+// Reconcile drives one budget's rollout one step: observe the driven pods,
+// plan, evict, then report the plan in status.rollout.
 func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	logger := log.FromContext(ctx)
-	var cached policyv1alpha1.TopologyDisruptionBudget
-	if err := r.Client.Get(ctx, req.NamespacedName, &cached); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.expect.forget(req.NamespacedName)
-			forgetRollout(req.Namespace, req.Name)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	tdb, err := r.budgetToDrive(ctx, req)
+	if tdb == nil {
+		return ctrl.Result{}, err
 	}
-	if !cached.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
-	// Start from the newest version this process knows: the cache may not
-	// hold the webhook's latest records or this controller's last write.
-	tdb := *r.Versions.Newest(&cached)
-	if tdb.Spec.Rollout == nil {
-		r.expect.forget(req.NamespacedName)
-		forgetRollout(req.Namespace, req.Name)
-		return ctrl.Result{}, r.clearRolloutStatus(ctx, &tdb)
-	}
-	if r.OperatorNamespace != "" && tdb.Namespace == r.OperatorNamespace {
-		// Every eviction there passes the webhook: evictions driven by
-		// this budget would be bounded by nothing.
-		r.expect.forget(req.NamespacedName)
-		forgetRollout(req.Namespace, req.Name)
-		return ctrl.Result{}, r.reportNotEnforced(ctx, &tdb)
-	}
-	if tdb.Status.ObservedGeneration != tdb.Generation {
-		// The budget's numbers are for an older spec; the status
-		// controller's write brings us back.
-		return ctrl.Result{}, nil
-	}
-
 	now := r.Clock.Now()
-	state, err := r.observe(ctx, &tdb, now)
+	state, err := r.observe(ctx, tdb, now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -161,14 +133,14 @@ func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	// conflicts with the webhook's writes for these evictions and is then
 	// re-applied to the latest version; skipping it would leave the status
 	// stale for as long as every pass evicts (AllDomains).
-	live, refused, err := r.evict(ctx, &tdb, state, plan.Evict, now)
+	live, refused, err := r.evict(ctx, tdb, state, plan.Evict, now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if live != nil && live.UID == tdb.UID && live.Generation == tdb.Generation {
 		// Write the rollout status onto the version holding this pass's
 		// records: onto the cached one it would conflict.
-		tdb = *live
+		tdb = live
 	}
 	if refused {
 		result = soonest(result, refusedRetry)
@@ -176,21 +148,67 @@ func (r *RolloutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if r.expect.pending(req.NamespacedName) {
 		result = soonest(result, 2*time.Second)
 	}
-
-	prev := tdb.Status.DeepCopy()
-	next := budget.RolloutStatusFor(&tdb, &plan, state.workloads, now)
-	if equality.Semantic.DeepEqual(prev.Rollout, next.Rollout) && equality.Semantic.DeepEqual(prev.Conditions, next.Conditions) {
-		exportRollout(&tdb)
-		return result, nil
+	if err := r.reportPlan(ctx, tdb, state, &plan, now); err != nil {
+		return ctrl.Result{}, err
 	}
-	if err := r.writeRolloutStatus(ctx, &tdb, next); err != nil {
-		return ctrl.Result{}, fmt.Errorf("updating rollout status of %s: %w", req.NamespacedName, err)
-	}
-	logger.V(1).Info("rollout status updated", "tdb", klog.KObj(&tdb), "currentDomain", next.Rollout.CurrentDomain,
-		"evicted", len(plan.Evict), "complete", plan.Complete)
-	exportRollout(&tdb)
-	r.emitRolloutEvents(&tdb, prev, &plan)
 	return result, nil
+}
+
+// budgetToDrive reads the budget a pass drives, at the newest version this
+// process knows: the cache may not hold the webhook's latest records or
+// this controller's last write. It returns nil when the pass ends here: the
+// budget is gone or being deleted, has no spec.rollout (its rollout status
+// is cleared), is in the operator's namespace (reported not enforced), or
+// its status is of an older spec (the status controller's write brings us
+// back); err is then the outcome of that pass.
+func (r *RolloutReconciler) budgetToDrive(ctx context.Context, req ctrl.Request) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+	var cached policyv1alpha1.TopologyDisruptionBudget
+	if err := r.Client.Get(ctx, req.NamespacedName, &cached); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.expect.forget(req.NamespacedName)
+			forgetRollout(req.Namespace, req.Name)
+		}
+		return nil, client.IgnoreNotFound(err)
+	}
+	if !cached.DeletionTimestamp.IsZero() {
+		return nil, nil
+	}
+	tdb := *r.Versions.Newest(&cached)
+	if tdb.Spec.Rollout == nil {
+		r.expect.forget(req.NamespacedName)
+		forgetRollout(req.Namespace, req.Name)
+		return nil, r.clearRolloutStatus(ctx, &tdb)
+	}
+	if r.OperatorNamespace != "" && tdb.Namespace == r.OperatorNamespace {
+		// Every eviction there passes the webhook: evictions driven by
+		// this budget would be bounded by nothing.
+		r.expect.forget(req.NamespacedName)
+		forgetRollout(req.Namespace, req.Name)
+		return nil, r.reportNotEnforced(ctx, &tdb)
+	}
+	if tdb.Status.ObservedGeneration != tdb.Generation {
+		return nil, nil
+	}
+	return &tdb, nil
+}
+
+// reportPlan writes the pass's plan into the rollout status, unless it says
+// nothing new, and emits the rollout's events after the write.
+func (r *RolloutReconciler) reportPlan(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, state *rolloutState, plan *budget.RolloutPlan, now time.Time) error {
+	prev := tdb.Status.DeepCopy()
+	next := budget.RolloutStatusFor(tdb, plan, state.workloads, now)
+	if equality.Semantic.DeepEqual(prev.Rollout, next.Rollout) && equality.Semantic.DeepEqual(prev.Conditions, next.Conditions) {
+		exportRollout(tdb)
+		return nil
+	}
+	if err := r.writeRolloutStatus(ctx, tdb, next); err != nil {
+		return fmt.Errorf("updating rollout status of %s: %w", client.ObjectKeyFromObject(tdb), err)
+	}
+	log.FromContext(ctx).V(1).Info("rollout status updated", "tdb", klog.KObj(tdb), "currentDomain", next.Rollout.CurrentDomain,
+		"evicted", len(plan.Evict), "complete", plan.Complete)
+	exportRollout(tdb)
+	r.emitRolloutEvents(tdb, prev, plan)
+	return nil
 }
 
 // rolloutState is what one pass observed.
@@ -220,7 +238,9 @@ type drivenWorkload struct {
 }
 
 // observe gathers the covered pods of the budget's StatefulSets and
-// DaemonSets from the cache.
+// DaemonSets from the cache, the evictions of the budget not replaced yet,
+// and what changed in the workloads since the last pass: the rollout's
+// input.
 func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, now time.Time) (*rolloutState, error) {
 	snap, err := r.Snapshots.Snapshot(ctx, tdb)
 	if err != nil {
@@ -232,83 +252,117 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 	// A spec whose selector parses but whose node term does not places no
 	// pod (Snapshot lists none): the rollout has nothing to drive, and the
 	// status controller reports the spec.
-	state := &rolloutState{pods: map[string]*corev1.Pod{}, domainOf: map[string]string{}}
-	workloads := map[types.UID]*drivenWorkload{}
-	recorded := map[types.UID]bool{}
-	for _, rec := range tdb.Status.DisruptedPods {
-		recorded[rec.UID] = true
+	obs := &rolloutObservation{
+		rolloutState: &rolloutState{pods: map[string]*corev1.Pod{}, domainOf: map[string]string{}},
+		workloads:    map[types.UID]*drivenWorkload{},
+		recorded:     map[types.UID]bool{},
 	}
-	key := client.ObjectKeyFromObject(tdb)
+	for _, rec := range tdb.Status.DisruptedPods {
+		obs.recorded[rec.UID] = true
+	}
 	running := map[types.UID]bool{} // pods not being deleted
 	for _, p := range snap.Pods {
 		if p.DeletionTimestamp == nil {
 			running[p.UID] = true
 		}
-		ref := metav1.GetControllerOf(p)
-		if ref == nil || (ref.Kind != "StatefulSet" && ref.Kind != "DaemonSet") || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
+		if err := r.observePod(ctx, tdb, snap, p, obs); err != nil {
+			return nil, err
 		}
-		place, err := snap.Coverage.Place(tdb, p, snap.Nodes.Get, nil)
-		covered, domain := place.Covered, place.Domain
-		if err != nil || !covered || domain == "" {
-			// Not covered, or no domain: the budget fails closed on the
-			// latter and says so; the rollout leaves the pod alone. A
-			// replacement not scheduled yet has no domain either: the
-			// eviction record of the pod it replaces keeps that domain
-			// busy until it is scheduled.
-			continue
-		}
-		w, ok := workloads[ref.UID]
-		if !ok {
-			w, err = r.workload(ctx, tdb, ref)
-			if err != nil {
-				return nil, err
-			}
-			workloads[ref.UID] = w
-		}
-		if w == nil {
-			continue
-		}
-		state.domainOf[p.Name] = domain
-		if p.Name == w.lastName {
-			w.status.NextScaleDownPod, w.status.NextScaleDownDomain = p.Name, domain
-		}
-		updated := w.updated(p)
-		ready := budget.IsHealthy(p)
-		w.status.TotalPods++
-		if updated && ready && p.DeletionTimestamp == nil {
-			w.status.UpdatedPods++
-		}
-		if !w.driven {
-			if w.onDelete && !w.synced && w.status.DrivenBy == tdb.Name {
-				state.unsynced = true
-			}
-			continue
-		}
-		state.pods[p.Name] = p.DeepCopy() // the cache's own object: the eviction request takes it
-		state.input.Pods = append(state.input.Pods, budget.RolloutPod{
-			Name: p.Name, Domain: domain, Updated: updated, Ready: ready,
-			Deleting: p.DeletionTimestamp != nil,
-			Evicted:  recorded[p.UID] || r.expect.has(key, p.UID),
-		})
 	}
-
 	if err := snap.Nodes.Err(); err != nil {
 		// A pod whose node could not be read would look like one on a gone
 		// node: its domain would seem to have nothing to drive.
 		return nil, fmt.Errorf("reading nodes: %w", err)
 	}
+	inFlight, records, err := r.evictionsInFlight(ctx, tdb, obs.workloads)
+	if err != nil {
+		return nil, err
+	}
+	rows := r.chargeUnrecorded(tdb, inFlight, obs.recorded, running, now)
+	sum := summarizeWorkloads(tdb, obs.workloads)
+	state := obs.rolloutState
+	state.workloads = sum.statuses
+	state.input = budget.RolloutInput{
+		Spec: &tdb.Spec, Budget: rows, Pods: state.input.Pods, InFlight: inFlight, Records: records,
+		Previous: tdb.Status.Rollout, NewRevision: sum.newRevision, Now: now,
+		OnDeleteWorkloads: sum.onDelete, NotHandedOver: sum.notHandedOver, BudgetName: tdb.Name,
+	}
+	return state, nil
+}
 
-	// Granted evictions not replaced yet, per domain: all of them make a
-	// domain disrupted; those of driven pods keep their domain in the
-	// rollout even when none of its pods is left.
-	inFlight, records := map[string]int32{}, map[string]int32{}
+// rolloutObservation is a pass's observation in the making: the state it
+// fills, the workloads read so far by UID (nil: neither a StatefulSet nor
+// a DaemonSet, or gone), and the pods with an eviction record in status.
+type rolloutObservation struct {
+	*rolloutState
+	workloads map[types.UID]*drivenWorkload
+	recorded  map[types.UID]bool
+}
+
+// observePod counts a running or pending pod of a StatefulSet or DaemonSet
+// in its workload's status, and adds it to the rollout's pods when the
+// budget drives that workload. A pod that is not covered, or has no domain,
+// is left alone: the budget fails closed on the latter and says so. A
+// replacement not scheduled yet has no domain either: the eviction record
+// of the pod it replaces keeps that domain busy until it is scheduled.
+func (r *RolloutReconciler) observePod(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, snap *snapshot.Snapshot, p *corev1.Pod, obs *rolloutObservation) error {
+	ref := metav1.GetControllerOf(p)
+	if ref == nil || (ref.Kind != "StatefulSet" && ref.Kind != "DaemonSet") || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return nil
+	}
+	place, err := snap.Coverage.Place(tdb, p, snap.Nodes.Get, nil)
+	if err != nil || !place.Covered || place.Domain == "" {
+		return nil
+	}
+	domain := place.Domain
+	w, ok := obs.workloads[ref.UID]
+	if !ok {
+		if w, err = r.workload(ctx, tdb, ref); err != nil {
+			return err
+		}
+		obs.workloads[ref.UID] = w
+	}
+	if w == nil {
+		return nil
+	}
+	obs.domainOf[p.Name] = domain
+	if p.Name == w.lastName {
+		w.status.NextScaleDownPod, w.status.NextScaleDownDomain = p.Name, domain
+	}
+	updated := w.updated(p)
+	ready := budget.IsHealthy(p)
+	w.status.TotalPods++
+	if updated && ready && p.DeletionTimestamp == nil {
+		w.status.UpdatedPods++
+	}
+	if !w.driven {
+		if w.onDelete && !w.synced && w.status.DrivenBy == tdb.Name {
+			obs.unsynced = true
+		}
+		return nil
+	}
+	obs.pods[p.Name] = p.DeepCopy() // the cache's own object: the eviction request takes it
+	obs.input.Pods = append(obs.input.Pods, budget.RolloutPod{
+		Name: p.Name, Domain: domain, Updated: updated, Ready: ready,
+		Deleting: p.DeletionTimestamp != nil,
+		Evicted:  obs.recorded[p.UID] || r.expect.has(client.ObjectKeyFromObject(tdb), p.UID),
+	})
+	return nil
+}
+
+// evictionsInFlight counts, per domain, the budget's eviction records
+// (records: each makes its domain disrupted) and those of pods of driven
+// workloads (inFlight: they keep their domain in the rollout even when
+// none of its pods is left). The workload of a record whose pods are all
+// gone is read and added to workloads.
+func (r *RolloutReconciler) evictionsInFlight(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, workloads map[types.UID]*drivenWorkload) (inFlight, records map[string]int32, err error) {
+	inFlight, records = map[string]int32{}, map[string]int32{}
 	for _, rec := range tdb.Status.DisruptedPods {
 		records[rec.Domain]++
 		w, known := workloads[rec.ControllerUID]
 		if !known && rec.ControllerUID != "" {
 			if w, err = r.workloadByUID(ctx, tdb, rec.ControllerUID); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			workloads[rec.ControllerUID] = w
 		}
@@ -316,8 +370,15 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 			inFlight[rec.Domain]++
 		}
 	}
+	return inFlight, records, nil
+}
+
+// chargeUnrecorded adds the evictions this driver was granted that the
+// budget's status does not show yet to inFlight, and returns the budget's
+// domains with their allowances reduced by them.
+func (r *RolloutReconciler) chargeUnrecorded(tdb *policyv1alpha1.TopologyDisruptionBudget, inFlight map[string]int32, recorded, running map[types.UID]bool, now time.Time) []policyv1alpha1.DomainStatus {
 	rows := append([]policyv1alpha1.DomainStatus(nil), tdb.Status.Domains...)
-	for domain, n := range r.expect.unrecorded(key, recorded, running, tdb.ResourceVersion, now) {
+	for domain, n := range r.expect.unrecorded(client.ObjectKeyFromObject(tdb), recorded, running, tdb.ResourceVersion, now) {
 		inFlight[domain] += n
 		for i := range rows {
 			if rows[i].Name == domain {
@@ -325,7 +386,22 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 			}
 		}
 	}
+	return rows
+}
 
+// workloadSummary is what the workloads tell the rollout: their statuses,
+// sorted; whether a driven one has a new update revision or was handed
+// over to the budget since the last pass (it restarts the progress
+// deadline and the settle window); how many are OnDelete; and which of
+// those no budget may update.
+type workloadSummary struct {
+	statuses      []policyv1alpha1.RolloutWorkloadStatus
+	newRevision   bool
+	onDelete      int
+	notHandedOver []string
+}
+
+func summarizeWorkloads(tdb *policyv1alpha1.TopologyDisruptionBudget, workloads map[types.UID]*drivenWorkload) workloadSummary {
 	var prevWorkloads map[string]policyv1alpha1.RolloutWorkloadStatus
 	if tdb.Status.Rollout != nil {
 		prevWorkloads = map[string]policyv1alpha1.RolloutWorkloadStatus{}
@@ -333,38 +409,29 @@ func (r *RolloutReconciler) observe(ctx context.Context, tdb *policyv1alpha1.Top
 			prevWorkloads[w.Kind+"/"+w.Name] = w
 		}
 	}
-	// A new update revision of a driven workload, or a workload handed over
-	// to this budget, restarts the progress deadline and the settle window.
-	newRevision := false
-	onDelete := 0
-	var notHandedOver []string
+	var c workloadSummary
 	for _, w := range workloads {
 		if w == nil {
 			continue
 		}
 		if old, ok := prevWorkloads[w.status.Kind+"/"+w.status.Name]; ok && w.driven &&
 			(old.UpdateRevision != w.status.UpdateRevision || old.DrivenBy != tdb.Name) {
-			newRevision = true
+			c.newRevision = true
 		}
 		if w.onDelete {
-			onDelete++
+			c.onDelete++
 		}
 		if w.onDelete && w.status.DrivenBy == "" {
-			notHandedOver = append(notHandedOver, w.status.Kind+" "+w.status.Name)
+			c.notHandedOver = append(c.notHandedOver, w.status.Kind+" "+w.status.Name)
 		}
-		state.workloads = append(state.workloads, w.status)
+		c.statuses = append(c.statuses, w.status)
 	}
-	sort.Strings(notHandedOver)
-	sort.Slice(state.workloads, func(i, j int) bool {
-		a, b := state.workloads[i], state.workloads[j]
+	sort.Strings(c.notHandedOver)
+	sort.Slice(c.statuses, func(i, j int) bool {
+		a, b := c.statuses[i], c.statuses[j]
 		return a.Kind+"/"+a.Name < b.Kind+"/"+b.Name
 	})
-	state.input = budget.RolloutInput{
-		Spec: &tdb.Spec, Budget: rows, Pods: state.input.Pods, InFlight: inFlight, Records: records,
-		Previous: tdb.Status.Rollout, NewRevision: newRevision, Now: now,
-		OnDeleteWorkloads: onDelete, NotHandedOver: notHandedOver, BudgetName: tdb.Name,
-	}
-	return state, nil
+	return c
 }
 
 // workloadByUID finds the StatefulSet or DaemonSet of an eviction record
