@@ -105,12 +105,7 @@ func (r *MirrorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("reading budget %s: %w", req.NamespacedName, err)
 		}
-		// Gone: the garbage collector removes its mirrors through their
-		// owner reference; so do we, for clusters (and tests) without one.
-		return ctrl.Result{}, r.removeMirrors(ctx, req.Namespace, func(p *policyv1.PodDisruptionBudget) bool {
-			ref := metav1.GetControllerOfNoCopy(p)
-			return ref != nil && ref.Kind == "TopologyDisruptionBudget" && ref.Name == req.Name
-		}, nil)
+		return ctrl.Result{}, r.removeMirrorsOfGone(ctx, req)
 	}
 	tdb := r.Versions.Newest(&cached)
 	if !tdb.DeletionTimestamp.IsZero() {
@@ -149,23 +144,7 @@ func (r *MirrorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.Client.List(ctx, &pdbs, client.InNamespace(tdb.Namespace)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing PodDisruptionBudgets of %s: %w", tdb.Namespace, err)
 	}
-	// Selected pods outside the term that carry one of the budget's
-	// domains: its mirrors select them until label() strips the value; a
-	// PDB the budget does not own selecting them means the value is
-	// another budget's, and stripping it would take turns with that one.
-	checked := covered
-	if operatorLabels {
-		domains := map[string]bool{}
-		for _, d := range tdb.Status.Domains {
-			domains[d.Name] = true
-		}
-		checked = append([]placedPod(nil), covered...)
-		for _, u := range uncovered {
-			if v, ok := u.pod.Labels[key]; ok && domains[v] {
-				checked = append(checked, placedPod{pod: u.pod, domain: v})
-			}
-		}
-	}
+	checked := checkedPods(tdb, key, operatorLabels, covered, uncovered)
 	if c, err := r.conflict(ctx, tdb, key, checked, pdbs.Items); err != nil {
 		return ctrl.Result{}, err
 	} else if c != "" {
@@ -178,7 +157,48 @@ func (r *MirrorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.clearReplacedDisruptions(ctx, tdb, snap, pdbs.Items); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.ensureMirrors(ctx, tdb, key, checked, pdbs.Items); err != nil {
+	return r.mirror(ctx, tdb, key, checked, pdbs.Items)
+}
+
+// removeMirrorsOfGone removes the mirrors of a budget that is gone. The
+// garbage collector removes them through their owner reference; so do we,
+// for clusters (and tests) without one.
+func (r *MirrorReconciler) removeMirrorsOfGone(ctx context.Context, req ctrl.Request) error {
+	return r.removeMirrors(ctx, req.Namespace, func(p *policyv1.PodDisruptionBudget) bool {
+		ref := metav1.GetControllerOfNoCopy(p)
+		return ref != nil && ref.Kind == "TopologyDisruptionBudget" && ref.Name == req.Name
+	}, nil)
+}
+
+// checkedPods are the pods whose domain label the mirrors select: the
+// covered ones, and, when the operator writes the labels, the selected pods
+// outside the term that carry one of the budget's domains. Its mirrors
+// select those until label() strips the value; a PDB the budget does not
+// own selecting them means the value is another budget's, and stripping it
+// would take turns with that one.
+func checkedPods(tdb *policyv1alpha1.TopologyDisruptionBudget, key string, operatorLabels bool, covered, uncovered []placedPod) []placedPod {
+	if !operatorLabels {
+		return covered
+	}
+	domains := map[string]bool{}
+	for _, d := range tdb.Status.Domains {
+		domains[d.Name] = true
+	}
+	checked := append([]placedPod(nil), covered...)
+	for _, u := range uncovered {
+		if v, ok := u.pod.Labels[key]; ok && domains[v] {
+			checked = append(checked, placedPod{pod: u.pod, domain: v})
+		}
+	}
+	return checked
+}
+
+// mirror brings the mirrors to one per domain and sets the Mirrored
+// condition. A conflict, or a mirror held back while another
+// PodDisruptionBudget still selects its pods, is retried quietly; any
+// other failure is reported in the condition.
+func (r *MirrorReconciler) mirror(ctx context.Context, tdb *policyv1alpha1.TopologyDisruptionBudget, key string, checked []placedPod, pdbs []policyv1.PodDisruptionBudget) (ctrl.Result, error) {
+	if err := r.ensureMirrors(ctx, tdb, key, checked, pdbs); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || errors.Is(err, errMirrorOverlap) {
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
