@@ -170,12 +170,35 @@ func (r *DeletionCostReconciler) desiredCosts(ctx context.Context, tdb *policyv1
 		// pass that follows their change brings us back.
 		return desired{}, errStatusBehind
 	}
-	nodes := snap.Nodes
+	selected, byRS, err := coveredByReplicaSet(tdb, snap)
+	if err != nil {
+		return desired{}, err
+	}
+	roles := make(map[types.UID]replicaSetRole, len(byRS))
+	for uid, rs := range byRS {
+		role, err := r.roleOf(ctx, tdb.Namespace, rs.name, uid)
+		if err != nil {
+			return desired{}, err
+		}
+		roles[uid] = role
+	}
+	return costsOf(tdb, selected, byRS, roles), nil
+}
 
-	// Group the covered, live pods with a domain by controlling ReplicaSet.
+// replicaSetPods are the covered, live pods with a domain of one
+// ReplicaSet.
+type replicaSetPods struct {
+	name string
+	pods []budget.ScaleDownPod
+}
+
+// coveredByReplicaSet returns the pods the budget's selector matches (the
+// caller's own copies) and groups the covered, live ones with a domain by
+// controlling ReplicaSet. A pod without a domain gets no cost: the status
+// controller reports domain errors.
+func coveredByReplicaSet(tdb *policyv1alpha1.TopologyDisruptionBudget, snap *snapshot.Snapshot) ([]*corev1.Pod, map[types.UID]*replicaSetPods, error) {
 	selected := make([]*corev1.Pod, 0, len(snap.Pods))
-	byRS := map[types.UID][]budget.ScaleDownPod{}
-	rsNames := map[types.UID]string{}
+	byRS := map[types.UID]*replicaSetPods{}
 	for _, p := range snap.Pods {
 		p = p.DeepCopy() // the cache's own object: a patch writes its answer into it
 		selected = append(selected, p)
@@ -186,54 +209,53 @@ func (r *DeletionCostReconciler) desiredCosts(ctx context.Context, tdb *policyv1
 		if ref == nil || ref.Kind != "ReplicaSet" || ref.APIVersion != appsv1.SchemeGroupVersion.String() {
 			continue
 		}
-		place, err := snap.Coverage.Place(tdb, p, nodes.Get, nil)
+		place, err := snap.Coverage.Place(tdb, p, snap.Nodes.Get, nil)
 		if err != nil || !place.Covered || place.Domain == "" {
-			// No domain, no cost: the status controller reports
-			// domain errors.
 			continue
 		}
-		byRS[ref.UID] = append(byRS[ref.UID], budget.ScaleDownPod{
+		rs := byRS[ref.UID]
+		if rs == nil {
+			rs = &replicaSetPods{name: ref.Name}
+			byRS[ref.UID] = rs
+		}
+		rs.pods = append(rs.pods, budget.ScaleDownPod{
 			Name: p.Name, Domain: place.Domain, Ready: readyOf(p) == corev1.ConditionTrue, Created: p.CreationTimestamp.Time,
 			Deleting: p.DeletionTimestamp != nil,
 		})
-		rsNames[ref.UID] = ref.Name
 	}
-	if err := nodes.Err(); err != nil {
-		return desired{}, fmt.Errorf("reading nodes for %s: %w", klog.KObj(tdb), err)
+	if err := snap.Nodes.Err(); err != nil {
+		return nil, nil, fmt.Errorf("reading nodes for %s: %w", klog.KObj(tdb), err)
 	}
+	return selected, byRS, nil
+}
 
+// costsOf ranks each ReplicaSet's pods for scale-down, with the pods of
+// the other ReplicaSets of its Deployment as siblings. The pods of a
+// ReplicaSet not cached yet keep their annotations until its watch event
+// brings us back.
+func costsOf(tdb *policyv1alpha1.TopologyDisruptionBudget, selected []*corev1.Pod, byRS map[types.UID]*replicaSetPods, roles map[types.UID]replicaSetRole) desired {
 	want := desired{selected: selected, costs: map[string]int32{}, undecided: map[string]bool{}}
-	roles := make(map[types.UID]replicaSetRole, len(byRS))
-	for uid := range byRS {
-		role, err := r.roleOf(ctx, tdb.Namespace, rsNames[uid], uid)
-		if err != nil {
-			return desired{}, err
-		}
-		roles[uid] = role
-	}
-	for uid, ps := range byRS {
+	for uid, rs := range byRS {
 		role := roles[uid]
 		if !role.found {
-			// Not cached yet: its pods keep their annotations until the
-			// ReplicaSet's watch event brings us back.
-			for _, p := range ps {
+			for _, p := range rs.pods {
 				want.undecided[p.Name] = true
 			}
 			continue
 		}
 		var siblings []budget.ScaleDownPod
-		for other, ops := range byRS {
+		for other, ors := range byRS {
 			if other != uid && role.deployment != "" && roles[other].deployment == role.deployment {
-				siblings = append(siblings, ops...)
+				siblings = append(siblings, ors.pods...)
 			}
 		}
 		for name, c := range budget.DeletionCosts(budget.ScaleDownInput{
-			Spec: &tdb.Spec, Domains: tdb.Status.Domains, Pods: ps, OldInRollout: role.old, Siblings: siblings,
+			Spec: &tdb.Spec, Domains: tdb.Status.Domains, Pods: rs.pods, OldInRollout: role.old, Siblings: siblings,
 		}) {
 			want.costs[name] = c
 		}
 	}
-	return want, nil
+	return want
 }
 
 // replicaSetRole is where a ReplicaSet stands in its Deployment.
