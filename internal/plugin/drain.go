@@ -79,19 +79,47 @@ func (d *drainSet) all() []*corev1.Pod {
 // drain would evict from them (with the drain library, one list per
 // node), and the budgets of those pods' namespaces.
 func (o *options) gatherDrain(ctx context.Context, c *clients, names []string, f drainFlags) (*drainSet, error) {
-	if len(names) == 0 && f.nodeSelector == "" {
-		return nil, &ExitError{Code: ExitFailed, Err: fmt.Errorf("name at least one node, or select nodes with --selector")}
-	}
-	if _, err := labels.Parse(f.podSelector); err != nil {
-		return nil, &ExitError{Code: ExitFailed, Err: fmt.Errorf("--pod-selector: %w", err)}
-	}
-	if _, err := labels.Parse(f.nodeSelector); err != nil {
-		return nil, &ExitError{Code: ExitFailed, Err: fmt.Errorf("--selector: %w", err)}
+	if err := f.check(names); err != nil {
+		return nil, err
 	}
 	all, err := c.nodes(ctx, "")
 	if err != nil {
 		return nil, err
 	}
+	nodes, err := drainedNodes(all, names, f.nodeSelector)
+	if err != nil {
+		return nil, err
+	}
+	ds := &drainSet{nodes: nodes, pods: map[string][]*corev1.Pod{}}
+	if err := ds.listPods(ctx, newDSClient(c.kube), f); err != nil {
+		return nil, err
+	}
+	tdbs, pdbs, err := c.budgets(ctx, namespacesOf(ds.all()))
+	if err != nil {
+		return nil, err
+	}
+	ds.snap = predict.NewSnapshot(all, tdbs, pdbs, o.now())
+	return ds, nil
+}
+
+// check refuses a drain of no node and selectors that do not parse.
+func (f *drainFlags) check(names []string) error {
+	if len(names) == 0 && f.nodeSelector == "" {
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("name at least one node, or select nodes with --selector")}
+	}
+	if _, err := labels.Parse(f.podSelector); err != nil {
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("--pod-selector: %w", err)}
+	}
+	if _, err := labels.Parse(f.nodeSelector); err != nil {
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("--selector: %w", err)}
+	}
+	return nil
+}
+
+// drainedNodes are the nodes named and those nodeSelector (already
+// checked) matches, sorted. A named node that does not exist fails, and so
+// does a selector that matches none when no node is named.
+func drainedNodes(all []corev1.Node, names []string, nodeSelector string) ([]string, error) {
 	byName := map[string]bool{}
 	for _, n := range all {
 		byName[n.Name] = true
@@ -107,8 +135,8 @@ func (o *options) gatherDrain(ctx context.Context, c *clients, names []string, f
 	if len(missing) > 0 {
 		return nil, &ExitError{Code: ExitFailed, Err: fmt.Errorf("node(s) not found: %s", strings.Join(missing, ", "))}
 	}
-	if f.nodeSelector != "" {
-		sel, _ := labels.Parse(f.nodeSelector)
+	if nodeSelector != "" {
+		sel, _ := labels.Parse(nodeSelector)
 		matched := 0
 		for _, n := range all {
 			if sel.Matches(labels.Set(n.Labels)) {
@@ -117,23 +145,29 @@ func (o *options) gatherDrain(ctx context.Context, c *clients, names []string, f
 			}
 		}
 		if matched == 0 && len(names) == 0 {
-			return nil, &ExitError{Code: ExitFailed, Err: fmt.Errorf("no node matches --selector %q", f.nodeSelector)}
+			return nil, &ExitError{Code: ExitFailed, Err: fmt.Errorf("no node matches --selector %q", nodeSelector)}
 		}
 	}
-	ds := &drainSet{pods: map[string][]*corev1.Pod{}}
+	nodes := make([]string, 0, len(want))
 	for n := range want {
-		ds.nodes = append(ds.nodes, n)
+		nodes = append(nodes, n)
 	}
-	sort.Strings(ds.nodes)
+	sort.Strings(nodes)
+	return nodes, nil
+}
 
-	kube := newDSClient(c.kube)
+// listPods lists, with the drain library, the pods kubectl drain would
+// evict from each node, sixteen nodes at a time. A node whose pods cannot
+// be listed fails the whole (the first such error is returned); the pods
+// that would stop kubectl drain, and its warnings, are kept per node.
+func (d *drainSet) listPods(ctx context.Context, kube *dsClient, f drainFlags) error {
 	var (
 		mu       sync.Mutex
 		wg       sync.WaitGroup
 		firstErr error
 	)
 	sem := make(chan struct{}, 16)
-	for _, n := range ds.nodes {
+	for _, n := range d.nodes {
 		wg.Add(1)
 		go func(node string) {
 			defer wg.Done()
@@ -154,36 +188,37 @@ func (o *options) gatherDrain(ctx context.Context, c *clients, names []string, f
 				}
 				return
 			}
-			for _, e := range errs {
-				ds.errors = append(ds.errors, fmt.Sprintf("node %s: %v", node, e))
-			}
-			if w := list.Warnings(); w != "" {
-				ds.warnings = append(ds.warnings, fmt.Sprintf("node %s: %s", node, w))
-			}
-			pods := list.Pods()
-			out := make([]*corev1.Pod, len(pods))
-			for i := range pods {
-				out[i] = &pods[i]
-			}
-			sort.Slice(out, func(i, j int) bool {
-				if out[i].Namespace != out[j].Namespace {
-					return out[i].Namespace < out[j].Namespace
-				}
-				return out[i].Name < out[j].Name
-			})
-			ds.pods[node] = out
+			d.addNode(node, list, errs)
 		}(n)
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return nil, firstErr
+		return firstErr
 	}
-	sort.Strings(ds.errors)
-	sort.Strings(ds.warnings)
-	tdbs, pdbs, err := c.budgets(ctx, namespacesOf(ds.all()))
-	if err != nil {
-		return nil, err
+	sort.Strings(d.errors)
+	sort.Strings(d.warnings)
+	return nil
+}
+
+// addNode keeps one node's drain list: its pods, sorted by namespace and
+// name, and what drain would say of them.
+func (d *drainSet) addNode(node string, list *drain.PodDeleteList, errs []error) {
+	for _, e := range errs {
+		d.errors = append(d.errors, fmt.Sprintf("node %s: %v", node, e))
 	}
-	ds.snap = predict.NewSnapshot(all, tdbs, pdbs, o.now())
-	return ds, nil
+	if w := list.Warnings(); w != "" {
+		d.warnings = append(d.warnings, fmt.Sprintf("node %s: %s", node, w))
+	}
+	pods := list.Pods()
+	out := make([]*corev1.Pod, len(pods))
+	for i := range pods {
+		out[i] = &pods[i]
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	d.pods[node] = out
 }
