@@ -339,7 +339,7 @@ CLUSTER_BINARIES := kube-apiserver etcd kube-controller-manager kube-scheduler k
 
 .PHONY: demo
 demo: cluster-binaries ## The main job: concurrent kubectl drains of a local 3-zone kwok cluster under a budget (DEMO_ARGS=-teardown to remove the cluster after).
-	go run ./hack/kwokdemo $(DEMO_ARGS)
+	go run ./test/demo $(DEMO_ARGS)
 
 .PHONY: cluster-binaries
 cluster-binaries: ## Build the control plane, kubectl and kwok into bin/k8s (cached).

@@ -32,8 +32,8 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/tdb-operator/tdb-operator/hack/localwebhook/registration"
 	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
-	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
 func main() {
@@ -44,13 +44,13 @@ func main() {
 }
 
 func run() error {
-	w := kwokenv.LocalWebhook{}
+	w := registration.Webhook{}
 	var remove bool
 	flag.StringVar(&w.Host, "host", "127.0.0.1", "Address the API server reaches the local webhook at (an IP or a DNS name).")
 	flag.IntVar(&w.Port, "port", 9443, "Port of the local webhook server.")
 	flag.StringVar(&w.CertDir, "cert-dir", "bin/local-webhook-certs", "Directory to write tls.crt, tls.key and ca.crt to.")
 	flag.StringVar(&w.OperatorNamespace, "operator-namespace", "tdb-system", "Namespace exempt from the webhook (the operator's own).")
-	flag.StringVar(&w.Scope, "scope", kwokenv.ScopeAll, "Which namespaces send their evictions to the webhook: all (every namespace but the operator's) or labelled (only namespaces labelled policy.tdb.dev/enforce=true).")
+	flag.StringVar(&w.Scope, "scope", registration.ScopeAll, "Which namespaces send their evictions to the webhook: all (every namespace but the operator's) or labelled (only namespaces labelled policy.tdb.dev/enforce=true).")
 	flag.BoolVar(&remove, "remove", false, "Remove the local webhook registration instead of creating it.")
 	flag.Parse()
 
@@ -61,13 +61,13 @@ func run() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if remove {
-		if err := kwokenv.RemoveLocalWebhook(ctx, cfg); err != nil {
+		if err := registration.Remove(ctx, cfg); err != nil {
 			return err
 		}
 		fmt.Println("local webhook registration removed")
 		return nil
 	}
-	if err := kwokenv.InstallLocalWebhook(ctx, cfg, w); err != nil {
+	if err := registration.Install(ctx, cfg, w); err != nil {
 		return err
 	}
 	fmt.Printf("CRDs installed; webhook registered at https://%s%s with the CA in %s\n",

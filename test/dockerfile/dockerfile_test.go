@@ -315,7 +315,7 @@ func TestDockerfile(t *testing.T) {
 		},
 		{
 			name:       "another package",
-			dockerfile: replace(dockerfile, "-o manager ./cmd", "-o manager ./hack/kwokdemo"),
+			dockerfile: replace(dockerfile, "-o manager ./cmd", "-o manager ./test/demo"),
 			wantErr:    "go build packages differ",
 		},
 		{

@@ -33,6 +33,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/tdb-operator/tdb-operator/hack/localwebhook/registration"
 )
 
 // Root is the repository root, found from this file's location.
@@ -130,8 +132,8 @@ type OperatorOptions struct {
 	LogPath string
 	// Args are extra manager flags.
 	Args []string
-	// WebhookScope is the registration's scope: ScopeAll (default) or
-	// ScopeLabelled.
+	// WebhookScope is the registration's scope: registration.ScopeAll
+	// (default) or registration.ScopeLabelled.
 	WebhookScope string
 	// Binary is the manager to run (default bin/manager, built if missing).
 	Binary string
@@ -192,7 +194,7 @@ func StartOperator(c *Cluster, o OperatorOptions) (*Operator, error) {
 			return nil, err
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		err = InstallLocalWebhook(ctx, cfg, LocalWebhook{Host: "127.0.0.1", Port: o.WebhookPort, CertDir: certDir, OperatorNamespace: "tdb-system", Scope: o.WebhookScope})
+		err = registration.Install(ctx, cfg, registration.Webhook{Host: "127.0.0.1", Port: o.WebhookPort, CertDir: certDir, OperatorNamespace: "tdb-system", Scope: o.WebhookScope})
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("registering the local webhook: %w", err)
@@ -214,9 +216,9 @@ func StartOperator(c *Cluster, o OperatorOptions) (*Operator, error) {
 		return nil, err
 	}
 	args := append([]string{
-		// The certificate is InstallLocalWebhook's, registered with a URL.
+		// The certificate is registration.Install's, registered with a URL.
 		"--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", o.WebhookPort), "--webhook-cert-dir=" + certDir, "--cert-rotation=false",
-		"--webhook-config-name=" + LocalRegistration,
+		"--webhook-config-name=" + registration.Name,
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", o.MetricsPort),
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", o.ProbePort),
 	}, o.Args...)
@@ -302,5 +304,5 @@ func RemoveWebhook(c *Cluster) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return RemoveLocalWebhook(ctx, cfg)
+	return registration.Remove(ctx, cfg)
 }

@@ -21,10 +21,12 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -140,4 +142,83 @@ func TestDevelopmentDocListsTheMakeTargets(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("docs/development.md's make targets differ from the Makefile's (-Makefile +doc):\n%s", diff)
 	}
+}
+
+// hack/ and test/ depend on each other one way only: test/ may run hack/'s
+// scripts (the local cluster, the binary builds) and import its Go packages
+// (make run-local's webhook registration), while nothing under hack/
+// imports a package under test/ or names a path under test/ in what it
+// runs. The demo and the benches are programs and suites under test/ over
+// the local-cluster harness (test/kwokenv), not hack/ commands.
+func TestHackNeverReachesIntoTest(t *testing.T) {
+	module := parseGoMod(t, "go.mod").module
+	if module == "" {
+		t.Fatal("go.mod names no module")
+	}
+	// A path under test/ as a command or a file names it: "./test/demo",
+	// "$ROOT/test/x", "test/kwokenv"; not "smoke-test/" or "testdata/".
+	testPath := regexp.MustCompile(`(^|[^A-Za-z0-9_.-])(\.\.?/)*test/`)
+	var edges []string
+	err := filepath.WalkDir(filepath.Join(root, "hack"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		switch {
+		case strings.HasSuffix(path, ".go"):
+			edges = append(edges, goEdgesIntoTest(t, path, rel, module, testPath)...)
+		case strings.HasSuffix(path, ".sh"):
+			for i, line := range strings.Split(string(read(t, rel)), "\n") {
+				if code := strings.TrimSpace(line); !strings.HasPrefix(code, "#") && testPath.MatchString(code) {
+					edges = append(edges, fmt.Sprintf("%s:%d runs %q", rel, i+1, code))
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(edges) > 0 {
+		t.Errorf("hack/ reaches into test/ (test/ may use hack/, not the other way; docs/development.md, Layout):\n%s", strings.Join(edges, "\n"))
+	}
+}
+
+// goEdgesIntoTest lists a Go file's imports of packages under the module's
+// test/ and its string literals that name a path under test/ (a command it
+// runs, a file it reads), with filepath.Join(..., "test", ...) among them.
+func goEdgesIntoTest(t *testing.T, path, rel, module string, testPath *regexp.Regexp) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var edges []string
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		if p == module+"/test" || strings.HasPrefix(p, module+"/test/") {
+			edges = append(edges, fmt.Sprintf("%s imports %s", rel, p))
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ImportSpec:
+			return false
+		case *ast.CallExpr:
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Join" {
+				for _, arg := range n.Args {
+					if lit, ok := arg.(*ast.BasicLit); ok && lit.Value == `"test"` {
+						edges = append(edges, fmt.Sprintf("%s:%d joins a path under test/", rel, fset.Position(lit.Pos()).Line))
+					}
+				}
+			}
+		case *ast.BasicLit:
+			if s, err := strconv.Unquote(n.Value); n.Kind == token.STRING && err == nil && testPath.MatchString(s) {
+				edges = append(edges, fmt.Sprintf("%s:%d names %q", rel, fset.Position(n.Pos()).Line, s))
+			}
+		}
+		return true
+	})
+	return edges
 }

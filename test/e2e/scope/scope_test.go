@@ -43,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/hack/localwebhook/registration"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
@@ -54,7 +55,7 @@ const (
 
 var keep = flag.Bool("keep", false, "Keep the cluster at the end instead of tearing it down.")
 
-var operatorOptions = kwokenv.OperatorOptions{WebhookPort: 19943, MetricsPort: 18780, ProbePort: 18781, WebhookScope: kwokenv.ScopeLabelled}
+var operatorOptions = kwokenv.OperatorOptions{WebhookPort: 19943, MetricsPort: 18780, ProbePort: 18781, WebhookScope: registration.ScopeLabelled}
 
 func TestWebhookScope(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
@@ -120,8 +121,8 @@ func TestWebhookScope(t *testing.T) {
 
 	t.Log("the default scope, for contrast: with the operator down, the unlabelled namespace is refused too")
 	cfg := restConfig(t, b.Cluster)
-	must(t, kwokenv.InstallLocalWebhook(ctx, cfg, kwokenv.LocalWebhook{Host: "127.0.0.1", Port: operatorOptions.WebhookPort,
-		CertDir: t.TempDir(), OperatorNamespace: "tdb-system", Scope: kwokenv.ScopeAll}))
+	must(t, registration.Install(ctx, cfg, registration.Webhook{Host: "127.0.0.1", Port: operatorOptions.WebhookPort,
+		CertDir: t.TempDir(), OperatorNamespace: "tdb-system", Scope: registration.ScopeAll}))
 	freePod = firstPod(ctx, t, k8s, "free")
 	if err := evict(ctx, cs, "free", freePod, true); err == nil {
 		t.Errorf("with the default scope and the operator down, the eviction of %s in an unlabelled namespace was allowed", freePod)

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command kwokdemo is tdb-operator's main job, end to end: on a local kwok
+// Command demo is tdb-operator's main job, end to end: on a local kwok
 // cluster with the real kube-apiserver, controller-manager and scheduler, it
 // runs the operator as a local process, deploys 24 ingesters over three zones
 // (one StatefulSet per zone) with a budget of maxUnavailable 2 per zone and

@@ -14,7 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kwokenv
+// Package registration prepares a cluster for an operator that serves its
+// webhook from a process outside the cluster: the CRDs are installed, a CA
+// and serving certificate written, and the webhook registered by URL. make
+// run-local (hack/localwebhook) uses it, and so does the local-cluster
+// harness (test/kwokenv) for the demo, the e2e suites and the benches.
+package registration
 
 import (
 	"bytes"
@@ -30,6 +35,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -44,13 +50,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// A local run serves the webhook from a process outside the cluster: the
-// CRDs are installed, a CA and serving certificate written, and the webhook
-// registered by URL (make run-local, the demo, the e2e and bench clusters).
-
-// LocalRegistration is the ValidatingWebhookConfiguration of a local run
-// (the manager's --webhook-config-name).
-const LocalRegistration = "tdb-operator-local"
+// Name is the ValidatingWebhookConfiguration of a local run (the manager's
+// --webhook-config-name).
+const Name = "tdb-operator-local"
 
 // Webhook scopes: which namespaces send their evictions to the webhook.
 const (
@@ -60,8 +62,8 @@ const (
 	ScopeLabelled = "labelled"
 )
 
-// LocalWebhook says where a local process serves the webhook.
-type LocalWebhook struct {
+// Webhook says where a local process serves the webhook.
+type Webhook struct {
 	// Host is the address the API server reaches the process at (an IP or
 	// a DNS name).
 	Host string
@@ -75,10 +77,10 @@ type LocalWebhook struct {
 	Scope string
 }
 
-// InstallLocalWebhook installs the CRDs of config/crd/bases, writes a fresh
-// CA and serving certificate to w.CertDir, and registers the webhook of
+// Install installs the CRDs of config/crd/bases, writes a fresh CA and
+// serving certificate to w.CertDir, and registers the webhook of
 // config/webhook/manifests.yaml at w's address.
-func InstallLocalWebhook(ctx context.Context, cfg *rest.Config, w LocalWebhook) error {
+func Install(ctx context.Context, cfg *rest.Config, w Webhook) error {
 	c, err := localClient(cfg)
 	if err != nil {
 		return err
@@ -96,18 +98,25 @@ func InstallLocalWebhook(ctx context.Context, cfg *rest.Config, w LocalWebhook) 
 	return register(ctx, c, w, caPEM)
 }
 
-// RemoveLocalWebhook removes the local webhook registration: evictions stop
-// waiting for a local process.
-func RemoveLocalWebhook(ctx context.Context, cfg *rest.Config) error {
+// Remove removes the local webhook registration: evictions stop waiting for
+// a local process.
+func Remove(ctx context.Context, cfg *rest.Config) error {
 	c, err := localClient(cfg)
 	if err != nil {
 		return err
 	}
-	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: LocalRegistration}}
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: Name}}
 	if err := client.IgnoreNotFound(c.Delete(ctx, vwc)); err != nil {
 		return fmt.Errorf("removing the webhook registration: %w", err)
 	}
 	return nil
+}
+
+// repoRoot is the repository root, found from this file's location: the
+// CRDs and the webhook configuration are read from config/.
+func repoRoot() string {
+	_, file, _, _ := goruntime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
 }
 
 func localClient(cfg *rest.Config) (client.Client, error) {
@@ -123,9 +132,9 @@ func localClient(cfg *rest.Config) (client.Client, error) {
 
 // installCRDs applies config/crd/bases and waits until they are served.
 func installCRDs(ctx context.Context, c client.Client) error {
-	files, err := filepath.Glob(filepath.Join(Root(), "config", "crd", "bases", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(repoRoot(), "config", "crd", "bases", "*.yaml"))
 	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no CRDs under %s", filepath.Join(Root(), "config", "crd", "bases"))
+		return fmt.Errorf("no CRDs under %s", filepath.Join(repoRoot(), "config", "crd", "bases"))
 	}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
@@ -160,9 +169,9 @@ func installCRDs(ctx context.Context, c client.Client) error {
 
 // register creates or updates the local webhook registration from
 // config/webhook/manifests.yaml, pointed at the local server.
-func register(ctx context.Context, c client.Client, lw LocalWebhook, caPEM []byte) error {
+func register(ctx context.Context, c client.Client, lw Webhook, caPEM []byte) error {
 	host, port, operatorNS := lw.Host, lw.Port, lw.OperatorNamespace
-	raw, err := os.ReadFile(filepath.Join(Root(), "config", "webhook", "manifests.yaml"))
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), "config", "webhook", "manifests.yaml"))
 	if err != nil {
 		return err
 	}
@@ -170,7 +179,7 @@ func register(ctx context.Context, c client.Client, lw LocalWebhook, caPEM []byt
 	if err := yaml.Unmarshal(raw, &vwc); err != nil {
 		return fmt.Errorf("parsing the webhook configuration: %w", err)
 	}
-	vwc.Name = LocalRegistration
+	vwc.Name = Name
 	for i := range vwc.Webhooks {
 		w := &vwc.Webhooks[i]
 		url := fmt.Sprintf("https://%s%s", net.JoinHostPort(host, fmt.Sprint(port)), *w.ClientConfig.Service.Path)
