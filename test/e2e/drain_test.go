@@ -32,6 +32,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
+	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
 var _ = Describe("Concurrent node drains", func() {
@@ -39,31 +42,31 @@ var _ = Describe("Concurrent node drains", func() {
 		func(ctx SpecContext, name string, maxDisruptedDomains *int32) {
 			f := newFixture(ctx, name, 4)
 			f.createStatefulSets(ctx, "ingester", 4, nil)
-			f.waitPodsReady(ctx, "ingester", 12)
+			f.WaitPodsReady(ctx, "ingester", 12)
 			spec := tdbSpec("ingester")
-			spec.TopologyKey = zoneKey
+			spec.TopologyKey = kwokenv.ZoneKey
 			spec.MaxDisruptedDomains = maxDisruptedDomains
-			f.createTDB(ctx, "ingesters", spec)
+			f.CreateTDB(ctx, "ingesters", spec)
 			// One per zone; one zone at a time allows 1 together.
 			allowed := int32(3)
 			if maxDisruptedDomains != nil {
 				allowed = *maxDisruptedDomains
 			}
-			f.waitTDB(ctx, "ingesters", tdbWant{Expected: 12, Healthy: 12, Allowed: allowed, Domains: zones})
+			f.waitTDB(ctx, "ingesters", tdbWant{Expected: 12, Healthy: 12, Allowed: allowed, Domains: fixture.Zones})
 
 			w := f.watch("ingester", f.statefulSetsExpected("ingester"))
-			nodes := f.allNodes()
+			nodes := f.AllNodes()
 			Expect(nodes).To(HaveLen(12))
 			By(fmt.Sprintf("starting %d kubectl drain processes at once", len(nodes)))
 			ch := startDrains(ctx, nodes, 5*time.Minute)
 			time.Sleep(3 * time.Second)
 			By("adding 2 nodes per zone while the drains run")
-			f.addNodes(ctx, 2)
+			f.AddNodes(ctx, 2)
 			start := time.Now()
 			refusals := expectDrained(collect(ch, len(nodes), 6*time.Minute))
 			GinkgoWriter.Printf("all %d drains done %s after the new nodes came; %d refusals (429) retried\n", len(nodes), time.Since(start).Round(time.Second), refusals)
-			f.waitPodsReady(ctx, "ingester", 12, nodes...)
-			f.waitTDB(ctx, "ingesters", tdbWant{Expected: 12, Healthy: 12, Allowed: allowed, Domains: zones})
+			f.WaitPodsReady(ctx, "ingester", 12, nodes...)
+			f.waitTDB(ctx, "ingesters", tdbWant{Expected: 12, Healthy: 12, Allowed: allowed, Domains: fixture.Zones})
 
 			rep := w.Stop()
 			maxZones := -1
@@ -71,7 +74,7 @@ var _ = Describe("Concurrent node drains", func() {
 				maxZones = int(*maxDisruptedDomains)
 			}
 			expectHeld(rep, 1, maxZones, -1)
-			for _, z := range zones {
+			for _, z := range fixture.Zones {
 				Expect(rep.MaxZone[z]).To(Equal(1), "zone %s was never disrupted: %s", z, rep)
 			}
 			Expect(refusals).To(BeNumerically(">=", 3), "evictions beyond the budget should have been refused (429)")
@@ -84,12 +87,12 @@ var _ = Describe("Concurrent node drains", func() {
 		SpecTimeout(6*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "pdb", 2)
 			f.zonedWeb(ctx, nil)
-			f.createPDB(ctx, "web", "web", 2)
-			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
-			f.waitPDB(ctx, "web", 9, 9, 2)
+			f.CreatePDB(ctx, "web", "web", 2)
+			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: fixture.Zones})
+			f.WaitPDB(ctx, "web", 9, 9, 2)
 
-			orig := f.allNodes()
-			f.addNodes(ctx, 1)
+			orig := f.AllNodes()
+			f.AddNodes(ctx, 1)
 			w := f.watch("web", f.statefulSetsExpected("web"))
 			By(fmt.Sprintf("draining the %d original nodes at once", len(orig)))
 			results := collect(startDrains(ctx, orig, 4*time.Minute), len(orig), 5*time.Minute)
@@ -107,9 +110,9 @@ var _ = Describe("Concurrent node drains", func() {
 				}
 			}
 			GinkgoWriter.Printf("refusals retried by kubectl drain: %d by the TDB, %d by the PDB\n", tdbRefusals, pdbRefusals)
-			f.waitPodsReady(ctx, "web", 9, orig...)
-			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
-			f.waitPDB(ctx, "web", 9, 9, 2)
+			f.WaitPodsReady(ctx, "web", 9, orig...)
+			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: fixture.Zones})
+			f.WaitPDB(ctx, "web", 9, 9, 2)
 
 			rep := w.Stop()
 			expectHeld(rep, 1, -1, 2)
@@ -120,14 +123,14 @@ var _ = Describe("Concurrent node drains", func() {
 		SpecTimeout(4*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "dryrun", 2)
 			f.zonedWeb(ctx, nil)
-			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
+			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: fixture.Zones})
 			// Let the status settle, then take it as the reference.
 			time.Sleep(2 * time.Second)
 			before := f.getTDB(ctx, "web")
 			node, pods := f.busiestNode(ctx, "web", "zone-a")
 			Expect(len(pods)).To(BeNumerically(">=", 2), "a node with 2 pods of zone-a: a spent allowance would refuse the second")
 			uids := map[string]types.UID{}
-			for _, p := range f.pods(ctx, "web") {
+			for _, p := range f.Pods(ctx, "web") {
 				uids[p.Name] = p.UID
 			}
 			w := f.watch("web", f.statefulSetsExpected("web"))
@@ -137,7 +140,7 @@ var _ = Describe("Concurrent node drains", func() {
 			Expect(r.Err).NotTo(HaveOccurred(), "%s", r)
 			Expect(r.Refusals()).To(Equal(0), "a dry run was refused: was an earlier dry run charged? %s", r)
 			for _, p := range pods {
-				Expect(r.Output).To(ContainSubstring("evicting pod %s/%s (server dry run)", f.ns, p), "%s", r)
+				Expect(r.Output).To(ContainSubstring("evicting pod %s/%s (server dry run)", f.NS, p), "%s", r)
 			}
 
 			By("the budget's status does not move: same resourceVersion, no record, same allowances")
@@ -150,26 +153,26 @@ var _ = Describe("Concurrent node drains", func() {
 			var n corev1.Node
 			Expect(k8s.Get(ctx, client.ObjectKey{Name: node}, &n)).To(Succeed())
 			Expect(n.Spec.Unschedulable).To(BeFalse(), "a server dry run cordoned the node")
-			for _, p := range f.pods(ctx, "web") {
-				Expect(isReady(&p)).To(BeTrue(), "pod %s", p.Name)
+			for _, p := range f.Pods(ctx, "web") {
+				Expect(kwokenv.PodReady(&p)).To(BeTrue(), "pod %s", p.Name)
 				Expect(p.UID).To(Equal(uids[p.Name]), "pod %s was replaced", p.Name)
 			}
 			rep := w.Stop()
 			expectHeld(rep, 0, 0, 0)
 
 			By("a real eviction still gets zone-a's allowance, and spends it")
-			Expect(f.evict(ctx, pods[0])).To(Succeed())
+			Expect(f.Evict(ctx, pods[0])).To(Succeed())
 			// The dry runs above were decided, not skipped: now that zone-a
 			// has no allowance, the same kind of dry run (dryRun in the
 			// Eviction body, as kubectl sends it) is refused.
-			err := cs.PolicyV1().Evictions(f.ns).Evict(ctx, &policyv1.Eviction{
-				ObjectMeta:    metav1.ObjectMeta{Namespace: f.ns, Name: pods[1]},
+			err := cs.PolicyV1().Evictions(f.NS).Evict(ctx, &policyv1.Eviction{
+				ObjectMeta:    metav1.ObjectMeta{Namespace: f.NS, Name: pods[1]},
 				DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}},
 			})
 			Expect(apierrors.IsTooManyRequests(err)).To(BeTrue(), "a dry-run eviction in zone-a with no allowance: want 429, got %v", err)
-			err = f.evict(ctx, pods[1])
+			err = f.Evict(ctx, pods[1])
 			Expect(apierrors.IsTooManyRequests(err)).To(BeTrue(), "the second zone-a eviction: want 429, got %v", err)
-			f.waitPodsReady(ctx, "web", 9)
-			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
+			f.WaitPodsReady(ctx, "web", 9)
+			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: fixture.Zones})
 		})
 })

@@ -20,7 +20,6 @@ package e2e_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -31,9 +30,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -41,100 +38,37 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
-const (
-	zoneKey = kwokenv.ZoneKey
-	// poolLabel pins a spec's workload to the nodes the spec added.
-	poolLabel = "e2e.tdb.dev/pool"
-	// readyDelayAnnotation overrides the cluster's pod start-up delay for
-	// one pod (hack/cluster/stages/pod-running.yaml).
-	readyDelayAnnotation = "tdb.dev/ready-delay"
-)
-
-var zones = []string{"zone-a", "zone-b", "zone-c"}
+// readyDelayAnnotation overrides the cluster's pod start-up delay for one
+// pod (hack/cluster/stages/pod-running.yaml).
+const readyDelayAnnotation = "tdb.dev/ready-delay"
 
 // ---------------------------------------------------------------------------
-// fixture: a namespace and nodes of one spec
+// a spec's namespace and nodes
 
-type fixture struct {
-	// name is the node prefix and pool label value; the namespace is e2e-<name>.
-	name, ns string
-
-	mu       sync.Mutex
-	nodes    map[string][]string // zone -> nodes this spec added
+// pool is a spec's fixture.Pool (namespace e2e-<name>) and the watchers it
+// started, stopped before the pool is removed.
+type pool struct {
+	*fixture.Pool
 	samplers []*sampler
 }
 
 // newFixture makes the spec's namespace and nodesPerZone fresh nodes in each
 // zone, and registers their removal.
-func newFixture(ctx context.Context, name string, nodesPerZone int) *fixture {
-	f := &fixture{name: name, ns: "e2e-" + name, nodes: map[string][]string{}}
-	DeferCleanup(f.cleanup, NodeTimeout(3*time.Minute))
-	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}})).To(Succeed())
-	// Pods are refused until the namespace's default ServiceAccount exists.
-	Eventually(ctx, func() error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "default"}, &corev1.ServiceAccount{})
-	}).Should(Succeed())
-	f.addNodes(ctx, nodesPerZone)
+func newFixture(ctx context.Context, name string, nodesPerZone int) *pool {
+	f := &pool{Pool: fixture.NewPool(ctx, suiteEnv(), name, "e2e-"+name, nodesPerZone)}
+	// Registered after the pool's removal, so it runs first.
+	DeferCleanup(f.stopWatchers)
 	return f
 }
 
-// addNodes adds n labelled nodes in every zone, the zones in parallel, and
-// returns them by zone.
-func (f *fixture) addNodes(ctx context.Context, n int) map[string][]string {
-	added := map[string][]string{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	errs := make([]error, len(zones))
-	for i, z := range zones {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			names, err := cluster.AddNodesWithPrefix(ctx, f.name, z, n, map[string]string{poolLabel: f.name})
-			mu.Lock()
-			added[z] = names
-			mu.Unlock()
-			f.mu.Lock()
-			f.nodes[z] = append(f.nodes[z], names...)
-			f.mu.Unlock()
-			errs[i] = err
-		}()
-	}
-	wg.Wait()
-	Expect(errors.Join(errs...)).NotTo(HaveOccurred())
-	return added
-}
-
-func (f *fixture) allNodes() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []string
-	for _, z := range zones {
-		out = append(out, f.nodes[z]...)
-	}
-	return out
-}
-
-// cleanup stops the spec's watchers, deletes its namespace (and waits for
-// its pods to be gone) and then its nodes.
-func (f *fixture) cleanup(ctx SpecContext) {
+// stopWatchers stops the spec's watchers.
+func (f *pool) stopWatchers() {
 	for _, s := range f.samplers {
 		s.Stop()
-	}
-	err := k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}})
-	if err != nil && !apierrors.IsNotFound(err) {
-		Fail(fmt.Sprintf("deleting namespace %s: %v", f.ns, err))
-	}
-	Eventually(ctx, func() bool {
-		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Name: f.ns}, &corev1.Namespace{}))
-	}).WithTimeout(2*time.Minute).Should(BeTrue(), "namespace %s is not gone", f.ns)
-	for _, n := range f.allNodes() {
-		err := k8s.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			Fail(fmt.Sprintf("deleting node %s: %v", n, err))
-		}
 	}
 }
 
@@ -143,7 +77,7 @@ func (f *fixture) cleanup(ctx SpecContext) {
 
 // statefulSet is one zone's StatefulSet of app: Parallel pod management,
 // pinned to the zone and to the spec's nodes, spread over hostnames.
-func (f *fixture) statefulSet(app, zone string, replicas int32, annotations map[string]string) *appsv1.StatefulSet {
+func (f *pool) statefulSet(app, zone string, replicas int32, annotations map[string]string) *appsv1.StatefulSet {
 	lbls := map[string]string{"app": app, "zone": zone}
 	return onPool(f, builders.StatefulSet(app+"-"+zone), app, lbls, zone).Labels(lbls).
 		Replicas(replicas).ParallelPodManagement().PodAnnotations(annotations).Obj()
@@ -152,97 +86,42 @@ func (f *fixture) statefulSet(app, zone string, replicas int32, annotations map[
 // onPool puts w in the spec's namespace with pods labelled lbls, running
 // one container of app, pinned to the spec's nodes (and to zone unless
 // empty) and spread over hostnames (and zones when zone is empty).
-func onPool[T builders.Workload](f *fixture, w *builders.WorkloadWrapper[T], app string, lbls map[string]string, zone string) *builders.WorkloadWrapper[T] {
-	w.Namespace(f.ns).PodLabels(lbls).Containers(corev1.Container{Name: app, Image: app + ":e2e"}).
-		RequireNodeLabel(poolLabel, f.name).Spread(corev1.LabelHostname, corev1.ScheduleAnyway)
+func onPool[T builders.Workload](f *pool, w *builders.WorkloadWrapper[T], app string, lbls map[string]string, zone string) *builders.WorkloadWrapper[T] {
+	w.Namespace(f.NS).PodLabels(lbls).Containers(corev1.Container{Name: app, Image: app + ":e2e"}).
+		RequireNodeLabel(fixture.PoolLabel, f.Name).Spread(corev1.LabelHostname, corev1.ScheduleAnyway)
 	if zone != "" {
-		return w.RequireNodeLabel(zoneKey, zone)
+		return w.RequireNodeLabel(kwokenv.ZoneKey, zone)
 	}
-	return w.Spread(zoneKey, corev1.DoNotSchedule)
+	return w.Spread(kwokenv.ZoneKey, corev1.DoNotSchedule)
 }
 
 // createStatefulSets creates one StatefulSet of app per zone.
-func (f *fixture) createStatefulSets(ctx context.Context, app string, perZone int32, annotations map[string]string) {
-	for _, z := range zones {
+func (f *pool) createStatefulSets(ctx context.Context, app string, perZone int32, annotations map[string]string) {
+	for _, z := range fixture.Zones {
 		Expect(k8s.Create(ctx, f.statefulSet(app, z, perZone, annotations))).To(Succeed())
 	}
 }
 
 // deployment is a Deployment of app spread evenly over the zones and the
 // spec's nodes.
-func (f *fixture) deployment(app string, replicas int32) *appsv1.Deployment {
+func (f *pool) deployment(app string, replicas int32) *appsv1.Deployment {
 	return onPool(f, builders.Deployment(app), app, map[string]string{"app": app}, "").Replicas(replicas).Obj()
 }
 
 // scaleStatefulSet sets a StatefulSet's replicas.
-func (f *fixture) scaleStatefulSet(ctx context.Context, name string, replicas int32) {
+func (f *pool) scaleStatefulSet(ctx context.Context, name string, replicas int32) {
 	var sts appsv1.StatefulSet
-	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &sts)).To(Succeed())
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: name}, &sts)).To(Succeed())
 	patch := client.MergeFrom(sts.DeepCopy())
 	sts.Spec.Replicas = ptr.To(replicas)
 	Expect(k8s.Patch(ctx, &sts, patch)).To(Succeed())
 }
 
-// pods lists app's pods.
-func (f *fixture) pods(ctx context.Context, app string) []corev1.Pod {
-	var pods corev1.PodList
-	Expect(k8s.List(ctx, &pods, client.InNamespace(f.ns), client.MatchingLabels{"app": app})).To(Succeed())
-	return pods.Items
-}
-
-func isReady(p *corev1.Pod) bool {
-	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// waitPodsReady waits until app has exactly n pods, all Ready, none on the
-// given nodes.
-func (f *fixture) waitPodsReady(ctx context.Context, app string, n int, notOn ...string) {
-	avoid := map[string]bool{}
-	for _, node := range notOn {
-		avoid[node] = true
-	}
-	Eventually(ctx, func(g Gomega) {
-		pods := f.pods(ctx, app)
-		ready := 0
-		for i := range pods {
-			p := &pods[i]
-			g.Expect(avoid[p.Spec.NodeName]).To(BeFalse(), "pod %s is on drained node %s", p.Name, p.Spec.NodeName)
-			if isReady(p) {
-				ready++
-			}
-		}
-		g.Expect(len(pods)).To(Equal(n), "pods of %s", app)
-		g.Expect(ready).To(Equal(n), "Ready pods of %s", app)
-	}).WithTimeout(3 * time.Minute).Should(Succeed())
-}
-
-// podsByNode maps node -> app's pods on it (not being deleted).
-func (f *fixture) podsByNode(ctx context.Context, app string) map[string][]string {
-	out := map[string][]string{}
-	for _, p := range f.pods(ctx, app) {
-		if p.DeletionTimestamp == nil && p.Spec.NodeName != "" {
-			out[p.Spec.NodeName] = append(out[p.Spec.NodeName], p.Name)
-		}
-	}
-	return out
-}
-
 // busiestNode is the node of zone (among the spec's) holding most of app's pods.
-func (f *fixture) busiestNode(ctx context.Context, app, zone string) (string, []string) {
-	byNode := f.podsByNode(ctx, app)
-	f.mu.Lock()
-	candidates := append([]string(nil), f.nodes[zone]...)
-	f.mu.Unlock()
+func (f *pool) busiestNode(ctx context.Context, app, zone string) (string, []string) {
+	byNode := f.PodsByNode(ctx, app)
 	best := ""
-	for _, n := range candidates {
+	for _, n := range f.ZoneNodes(zone) {
 		if best == "" || len(byNode[n]) > len(byNode[best]) {
 			best = n
 		}
@@ -264,24 +143,20 @@ func tdbSpec(app string) policyv1alpha1.TopologyDisruptionBudgetSpec {
 // zonedWeb deploys "web" (a StatefulSet of 3 per zone), waits for its 9
 // pods to be Ready and creates the budget "web" over them with topologyKey
 // zone, its spec adjusted by mutate (nil: as tdbSpec gives it).
-func (f *fixture) zonedWeb(ctx context.Context, mutate func(*policyv1alpha1.TopologyDisruptionBudgetSpec)) {
+func (f *pool) zonedWeb(ctx context.Context, mutate func(*policyv1alpha1.TopologyDisruptionBudgetSpec)) {
 	f.createStatefulSets(ctx, "web", 3, nil)
-	f.waitPodsReady(ctx, "web", 9)
+	f.WaitPodsReady(ctx, "web", 9)
 	spec := tdbSpec("web")
-	spec.TopologyKey = zoneKey
+	spec.TopologyKey = kwokenv.ZoneKey
 	if mutate != nil {
 		mutate(&spec)
 	}
-	f.createTDB(ctx, "web", spec)
+	f.CreateTDB(ctx, "web", spec)
 }
 
-func (f *fixture) createTDB(ctx context.Context, name string, spec policyv1alpha1.TopologyDisruptionBudgetSpec) {
-	Expect(k8s.Create(ctx, builders.Budget(name).Namespace(f.ns).Spec(spec).Obj())).To(Succeed())
-}
-
-func (f *fixture) getTDB(ctx context.Context, name string) *policyv1alpha1.TopologyDisruptionBudget {
+func (f *pool) getTDB(ctx context.Context, name string) *policyv1alpha1.TopologyDisruptionBudget {
 	var tdb policyv1alpha1.TopologyDisruptionBudget
-	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &tdb)).To(Succeed())
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: name}, &tdb)).To(Succeed())
 	return &tdb
 }
 
@@ -294,11 +169,11 @@ type tdbWant struct {
 
 // waitTDB waits until the budget's status is current and shows want, with
 // no eviction record left.
-func (f *fixture) waitTDB(ctx context.Context, name string, want tdbWant) *policyv1alpha1.TopologyDisruptionBudget {
+func (f *pool) waitTDB(ctx context.Context, name string, want tdbWant) *policyv1alpha1.TopologyDisruptionBudget {
 	var last *policyv1alpha1.TopologyDisruptionBudget
 	Eventually(ctx, func(g Gomega) {
 		var tdb policyv1alpha1.TopologyDisruptionBudget
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &tdb)).To(Succeed())
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: name}, &tdb)).To(Succeed())
 		last = &tdb
 		st := tdb.Status
 		g.Expect(st.ObservedGeneration).To(Equal(tdb.Generation), "observedGeneration; %s", fmtTDB(&tdb))
@@ -342,26 +217,10 @@ func fmtTDB(tdb *policyv1alpha1.TopologyDisruptionBudget) string {
 	return b.String()
 }
 
-func (f *fixture) createPDB(ctx context.Context, name, app string, maxUnavailable int32) {
-	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
-			MaxUnavailable: ptr.To(intstr.FromInt32(maxUnavailable)),
-		},
-	}
-	Expect(k8s.Create(ctx, pdb)).To(Succeed())
-}
-
-func (f *fixture) getPDB(ctx context.Context, name string) *policyv1.PodDisruptionBudget {
+func (f *pool) getPDB(ctx context.Context, name string) *policyv1.PodDisruptionBudget {
 	var pdb policyv1.PodDisruptionBudget
-	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &pdb)).To(Succeed())
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: name}, &pdb)).To(Succeed())
 	return &pdb
-}
-
-// evict calls the Eviction API for one pod, as kubectl drain does.
-func (f *fixture) evict(ctx context.Context, pod string) error {
-	return cs.PolicyV1().Evictions(f.ns).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: pod}})
 }
 
 // ---------------------------------------------------------------------------
@@ -383,15 +242,7 @@ func (r drainResult) String() string {
 	if r.Err != nil {
 		status = r.Err.Error()
 	}
-	return fmt.Sprintf("drain %s: %s after %s, %d refusal(s) retried\n%s", r.Node, status, r.Elapsed.Round(100*time.Millisecond), r.Refusals(), indent(r.Output))
-}
-
-func indent(s string) string {
-	s = strings.TrimRight(s, "\n")
-	if s == "" {
-		return ""
-	}
-	return "    | " + strings.ReplaceAll(s, "\n", "\n    | ")
+	return fmt.Sprintf("drain %s: %s after %s, %d refusal(s) retried\n%s", r.Node, status, r.Elapsed.Round(100*time.Millisecond), r.Refusals(), fixture.Quoted(r.Output))
 }
 
 // drain runs `kubectl drain NODE` with a global timeout and extra flags.
@@ -455,14 +306,14 @@ type sampler struct {
 type watchReport = kwokenv.SampleReport
 
 // watch starts sampling app's pods; expected gives each zone's expected pods.
-func (f *fixture) watch(app string, expected func(ctx context.Context) (map[string]int, error)) *sampler {
-	w := &kwokenv.Watcher{Client: k8s, NS: f.ns, Selector: labels.SelectorFromSet(labels.Set{"app": app}), Expected: expected}
+func (f *pool) watch(app string, expected func(ctx context.Context) (map[string]int, error)) *sampler {
+	w := &kwokenv.Watcher{Client: k8s, NS: f.NS, Selector: labels.SelectorFromSet(labels.Set{"app": app}), Expected: expected}
 	return f.watchWith(w.Unavailable)
 }
 
 // watchWith starts sampling with another measurement of each zone's
 // unavailable pods.
-func (f *fixture) watchWith(measure func(ctx context.Context) (map[string]int, error)) *sampler {
+func (f *pool) watchWith(measure func(ctx context.Context) (map[string]int, error)) *sampler {
 	s := &sampler{Sampler: kwokenv.StartSampler(measure, 100*time.Millisecond, nil)}
 	f.samplers = append(f.samplers, s)
 	return s
@@ -493,26 +344,15 @@ func expectHeld(rep watchReport, perZone, maxZones, maxTotal int) {
 
 // statefulSetsExpected: each zone expects the replicas of app's StatefulSet
 // there (read live).
-func (f *fixture) statefulSetsExpected(app string) func(ctx context.Context) (map[string]int, error) {
+func (f *pool) statefulSetsExpected(app string) func(ctx context.Context) (map[string]int, error) {
 	return func(ctx context.Context) (map[string]int, error) {
 		var list appsv1.StatefulSetList
-		if err := k8s.List(ctx, &list, client.InNamespace(f.ns), client.MatchingLabels{"app": app}); err != nil {
+		if err := k8s.List(ctx, &list, client.InNamespace(f.NS), client.MatchingLabels{"app": app}); err != nil {
 			return nil, err
 		}
 		out := map[string]int{}
 		for _, s := range list.Items {
 			out[s.Labels["zone"]] += int(ptr.Deref(s.Spec.Replicas, 1))
-		}
-		return out, nil
-	}
-}
-
-// fixedExpected: each zone expects n pods.
-func fixedExpected(n int) func(context.Context) (map[string]int, error) {
-	return func(context.Context) (map[string]int, error) {
-		out := map[string]int{}
-		for _, z := range zones {
-			out[z] = n
 		}
 		return out, nil
 	}
@@ -526,19 +366,7 @@ func zoneOfNodes(ctx context.Context) (map[string]string, error) {
 	}
 	out := map[string]string{}
 	for _, n := range nodes.Items {
-		out[n.Name] = n.Labels[zoneKey]
+		out[n.Name] = n.Labels[kwokenv.ZoneKey]
 	}
 	return out, nil
-}
-
-// waitPDB waits until a policy/v1 PDB's status (computed by the real
-// disruption controller) is current and shows the numbers.
-func (f *fixture) waitPDB(ctx context.Context, name string, expected, healthy, allowed int32) {
-	Eventually(ctx, func(g Gomega) {
-		pdb := f.getPDB(ctx, name)
-		st := pdb.Status
-		g.Expect(st.ObservedGeneration).To(Equal(pdb.Generation))
-		g.Expect([]int32{st.ExpectedPods, st.CurrentHealthy, st.DisruptionsAllowed}).
-			To(Equal([]int32{expected, healthy, allowed}), "PDB %s expected/healthy/allowed", name)
-	}).WithTimeout(2 * time.Minute).Should(Succeed())
 }

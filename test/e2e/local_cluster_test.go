@@ -30,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
 // The local cluster (kwok, hack/cluster) stands for a real one in every
@@ -45,8 +47,8 @@ var _ = Describe("The local cluster", func() {
 		SpecTimeout(2*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "podip", 1)
 			p := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: "stale-ip", Namespace: f.ns, Annotations: map[string]string{"tdb.dev/ready-delay": "5s"}},
-				Spec:       corev1.PodSpec{NodeName: f.nodes["zone-a"][0], Containers: []corev1.Container{{Name: "c", Image: "example"}}},
+				ObjectMeta: metav1.ObjectMeta{Name: "stale-ip", Namespace: f.NS, Annotations: map[string]string{"tdb.dev/ready-delay": "5s"}},
+				Spec:       corev1.PodSpec{NodeName: f.ZoneNodes("zone-a")[0], Containers: []corev1.Container{{Name: "c", Image: "example"}}},
 			}
 			Expect(k8s.Create(ctx, p)).To(Succeed())
 			p.Status.PodIP, p.Status.PodIPs = "10.99.0.1", []corev1.PodIP{{IP: "10.99.0.1"}}
@@ -69,9 +71,9 @@ var _ = Describe("The local cluster", func() {
 		SpecTimeout(5*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "kwokdel", 2)
 			f.createStatefulSets(ctx, "kd", 8, nil)
-			f.waitPodsReady(ctx, "kd", 24)
+			f.WaitPodsReady(ctx, "kd", 24)
 
-			w, err := cs.CoreV1().Pods(f.ns).Watch(ctx, metav1.ListOptions{LabelSelector: "app=kd"})
+			w, err := cs.CoreV1().Pods(f.NS).Watch(ctx, metav1.ListOptions{LabelSelector: "app=kd"})
 			Expect(err).NotTo(HaveOccurred())
 			defer w.Stop()
 			var mu sync.Mutex
@@ -87,7 +89,7 @@ var _ = Describe("The local cluster", func() {
 			}()
 
 			for range 5 {
-				pods := f.pods(ctx, "kd")
+				pods := f.Pods(ctx, "kd")
 				Expect(pods).To(HaveLen(24))
 				var wg sync.WaitGroup
 				for i := range pods {
@@ -101,15 +103,15 @@ var _ = Describe("The local cluster", func() {
 						defer GinkgoRecover()
 						// Pinned to the pod's UID: this spec evicts the pods
 						// it listed and nothing else.
-						Expect(cs.PolicyV1().Evictions(f.ns).Evict(ctx, &policyv1.Eviction{
-							ObjectMeta:    metav1.ObjectMeta{Namespace: f.ns, Name: p.Name},
+						Expect(cs.PolicyV1().Evictions(f.NS).Evict(ctx, &policyv1.Eviction{
+							ObjectMeta:    metav1.ObjectMeta{Namespace: f.NS, Name: p.Name},
 							DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}},
 						})).To(Succeed())
 					}()
 				}
 				wg.Wait()
 				Eventually(ctx, func(g Gomega) {
-					pods := f.pods(ctx, "kd")
+					pods := f.Pods(ctx, "kd")
 					g.Expect(pods).To(HaveLen(24))
 					for i := range pods {
 						// A failed g.Expect ends this function: never hold
@@ -118,7 +120,7 @@ var _ = Describe("The local cluster", func() {
 						old := evicted[pods[i].UID]
 						mu.Unlock()
 						g.Expect(old).To(BeFalse(), "pod %s not replaced yet", pods[i].Name)
-						g.Expect(isReady(&pods[i])).To(BeTrue(), "pod %s not Ready", pods[i].Name)
+						g.Expect(kwokenv.PodReady(&pods[i])).To(BeTrue(), "pod %s not Ready", pods[i].Name)
 					}
 				}).WithTimeout(2 * time.Minute).Should(Succeed())
 			}

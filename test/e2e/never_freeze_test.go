@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 )
 
 // holdFinalizer keeps a pod whose node is gone from being removed by pod
@@ -43,20 +44,20 @@ var _ = Describe("Budgets never freeze what they do not protect", func() {
 		SpecTimeout(6*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "nodegone", 2)
 			f.zonedWeb(ctx, nil)
-			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
+			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: fixture.Zones})
 
 			gone, pods := f.busiestNode(ctx, "web", "zone-a")
 			By("holding zone-a's pods on " + gone + " with a finalizer, then deleting the node object")
 			for _, name := range pods {
 				var p corev1.Pod
-				Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &p)).To(Succeed())
+				Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: name}, &p)).To(Succeed())
 				p.Finalizers = append(p.Finalizers, holdFinalizer)
 				Expect(k8s.Update(ctx, &p)).To(Succeed())
 			}
 			DeferCleanup(func(ctx SpecContext) {
 				for _, name := range pods {
 					var p corev1.Pod
-					if err := k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &p); err != nil {
+					if err := k8s.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: name}, &p); err != nil {
 						continue
 					}
 					p.Finalizers = nil
@@ -90,26 +91,26 @@ var _ = Describe("Budgets never freeze what they do not protect", func() {
 			f := newFixture(ctx, "pdbhold", 2)
 			f.zonedWeb(ctx, func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) { s.MaxDisruptedDomains = ptr.To(int32(1)) })
 			// One per zone, one zone at a time: 1 together.
-			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 1, Domains: zones})
+			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 1, Domains: fixture.Zones})
 			By("a PDB that lets no zone-a pod go")
 			Expect(k8s.Create(ctx, &policyv1.PodDisruptionBudget{
-				ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "zone-a-frozen"},
+				ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "zone-a-frozen"},
 				Spec: policyv1.PodDisruptionBudgetSpec{
 					Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web", "zone": "zone-a"}},
 					MaxUnavailable: ptr.To(intstr.FromInt32(0)),
 				},
 			})).To(Succeed())
-			f.waitPDB(ctx, "zone-a-frozen", 3, 3, 0)
+			f.WaitPDB(ctx, "zone-a-frozen", 3, 3, 0)
 
 			var zoneA string
-			for _, p := range f.pods(ctx, "web") {
+			for _, p := range f.Pods(ctx, "web") {
 				if p.Labels["zone"] == "zone-a" {
 					zoneA = p.Name
 					break
 				}
 			}
 			By("an eviction of a zone-a pod is refused, naming the PDB, and charges nothing")
-			err := f.evict(ctx, zoneA)
+			err := f.Evict(ctx, zoneA)
 			Expect(apierrors.IsTooManyRequests(err)).To(BeTrue(), "evicting %s: %v", zoneA, err)
 			Expect(err.Error()).To(ContainSubstring("zone-a-frozen"))
 			tdb := f.getTDB(ctx, "web")

@@ -36,7 +36,7 @@ func (c counts) String() string {
 
 // expectParity waits until the TDB and the PDB (whose status the real
 // disruption controller computes) both report want, in the same poll.
-func (f *fixture) expectParity(ctx context.Context, step string, want counts) {
+func (f *pool) expectParity(ctx context.Context, step string, want counts) {
 	By(fmt.Sprintf("%s: TDB and PDB both report %s", step, want))
 	var tc, pc counts
 	Eventually(ctx, func(g Gomega) {
@@ -56,8 +56,8 @@ var _ = Describe("Parity with policy/v1", func() {
 	It("a TDB without topologyKey and a PDB with the same selector and maxUnavailable 1 report the same expectedPods, currentHealthy and disruptionsAllowed through creation, scale up, scale down, a drain and pods becoming Ready",
 		SpecTimeout(6*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "parity", 2)
-			f.createTDB(ctx, "web", tdbSpec("web"))
-			f.createPDB(ctx, "web", "web", 1)
+			f.CreateTDB(ctx, "web", tdbSpec("web"))
+			f.CreatePDB(ctx, "web", "web", 1)
 			f.expectParity(ctx, "no pods yet", counts{0, 0, 0})
 
 			// Pods take 8 s to become Ready, so each step's not-Ready
@@ -73,7 +73,7 @@ var _ = Describe("Parity with policy/v1", func() {
 
 			f.scaleStatefulSet(ctx, "web-zone-a", 1)
 			f.expectParity(ctx, "zone-a scaled down to 1", counts{5, 5, 1})
-			f.waitPodsReady(ctx, "web", 5)
+			f.WaitPodsReady(ctx, "web", 5)
 
 			node, pods := f.busiestNode(ctx, "web", "zone-b")
 			w := f.watch("web", f.statefulSetsExpected("web"))
@@ -81,7 +81,7 @@ var _ = Describe("Parity with policy/v1", func() {
 			ch := startDrains(ctx, []string{node}, 2*time.Minute)
 			f.expectParity(ctx, "drain: a pod evicted, its replacement not Ready", counts{5, 4, 0})
 			expectDrained(collect(ch, 1, 3*time.Minute))
-			f.waitPodsReady(ctx, "web", 5, node)
+			f.WaitPodsReady(ctx, "web", 5, node)
 			f.expectParity(ctx, "drained, replacements Ready", counts{5, 5, 1})
 			tdb := f.getTDB(ctx, "web")
 			Expect(tdb.Status.DisruptedPods).To(BeEmpty(), fmtTDB(tdb))

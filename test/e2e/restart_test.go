@@ -25,6 +25,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 )
 
 var _ = Describe("Operator crash", func() {
@@ -38,9 +40,9 @@ var _ = Describe("Operator crash", func() {
 			})
 			f := newFixture(ctx, "restart", 2)
 			f.zonedWeb(ctx, nil)
-			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
-			orig := f.allNodes()
-			f.addNodes(ctx, 1)
+			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: fixture.Zones})
+			orig := f.AllNodes()
+			f.AddNodes(ctx, 1)
 			w := f.watch("web", f.statefulSetsExpected("web"))
 
 			By(fmt.Sprintf("draining the %d original nodes at once", len(orig)))
@@ -57,8 +59,8 @@ var _ = Describe("Operator crash", func() {
 			killed := time.Now()
 
 			By("an eviction while it is down fails with 'failed calling webhook' (failurePolicy Fail)")
-			pod := f.pods(ctx, "web")[0]
-			err := f.evict(ctx, pod.Name)
+			pod := f.Pods(ctx, "web")[0]
+			err := f.Evict(ctx, pod.Name)
 			Expect(err).To(HaveOccurred(), "pod %s was evicted while the webhook was down", pod.Name)
 			Expect(err.Error()).To(ContainSubstring("failed calling webhook"))
 			var code int32
@@ -84,8 +86,8 @@ var _ = Describe("Operator crash", func() {
 			By("restarting the operator on the same ports and re-running the drains")
 			startOperator()
 			expectDrained(collect(startDrains(ctx, orig, 3*time.Minute), len(orig), 4*time.Minute))
-			f.waitPodsReady(ctx, "web", 9, orig...)
-			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
+			f.WaitPodsReady(ctx, "web", 9, orig...)
+			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: fixture.Zones})
 
 			rep := w.Stop()
 			expectHeld(rep, 1, -1, -1)

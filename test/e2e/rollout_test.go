@@ -43,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
@@ -163,18 +164,18 @@ var _ = Describe("Rollouts driven by the operator (OnDelete StatefulSets and Dae
 		SpecTimeout(8*time.Minute), func(ctx SpecContext) {
 			r := startStatefulSetRollout(ctx, "roll-all", 2, policyv1alpha1.RolloutSpec{Strategy: policyv1alpha1.AllDomains})
 			r.change(ctx, map[string]*string{revisionAnnotation: ptr.To("2")})
-			r.waitComplete(ctx, zones, 5*time.Minute)
+			r.waitComplete(ctx, fixture.Zones, 5*time.Minute)
 
 			rep := r.w.Stop()
 			p := r.progress()
-			report := timeline(p, zones, r.changedAt)
+			report := timeline(p, fixture.Zones, r.changedAt)
 			AddReportEntry("AllDomains StatefulSet rollout", report+"\n    watcher: "+rep.String())
 			GinkgoWriter.Println("timeline:", report)
 			expectHeld(rep, 2, -1, -1)
 			// In parallel: every zone lost its first outdated pod before any
 			// zone was done (the zones' update intervals all overlap).
 			lastStart, firstDone := 0, 0
-			for _, z := range zones {
+			for _, z := range fixture.Zones {
 				zp := p[z]
 				Expect(zp).NotTo(BeNil(), "zone %s was not updated: %s", z, report)
 				Expect(zp.Replaced).To(Equal(r.perZone), "outdated pods replaced in %s: %s", z, report)
@@ -185,7 +186,7 @@ var _ = Describe("Rollouts driven by the operator (OnDelete StatefulSets and Dae
 				}
 			}
 			Expect(lastStart).To(BeNumerically("<", firstDone), "a zone started only after another was done (not in parallel): %s", report)
-			r.expectEvents(ctx, zones)
+			r.expectEvents(ctx, fixture.Zones)
 		})
 
 	It("pause and resume: paused stops evictions after the pods in flight (phase and condition Paused); unpaused, the rollout completes in order",
@@ -215,7 +216,7 @@ var _ = Describe("Rollouts driven by the operator (OnDelete StatefulSets and Dae
 			// Any pod already going away when the status says Paused is in
 			// flight; every other outdated pod must stay.
 			staying := map[types.UID]string{}
-			for _, p := range r.f.pods(ctx, r.app) {
+			for _, p := range r.f.Pods(ctx, r.app) {
 				if p.DeletionTimestamp == nil && r.outdated(p.Labels[revisionLabel]) {
 					staying[p.UID] = p.Name
 				}
@@ -227,7 +228,7 @@ var _ = Describe("Rollouts driven by the operator (OnDelete StatefulSets and Dae
 			By("for 10 s, no outdated pod is evicted, and the pods in flight become Ready")
 			Consistently(ctx, func(g Gomega) {
 				alive := map[types.UID]bool{}
-				for _, p := range r.f.pods(ctx, r.app) {
+				for _, p := range r.f.Pods(ctx, r.app) {
 					if p.DeletionTimestamp == nil {
 						alive[p.UID] = true
 					}
@@ -258,13 +259,13 @@ var _ = Describe("Rollouts driven by the operator (OnDelete StatefulSets and Dae
 
 			By("resuming: the rollout completes, zone by zone")
 			r.setPaused(ctx, false)
-			r.waitComplete(ctx, zones, 5*time.Minute)
+			r.waitComplete(ctx, fixture.Zones, 5*time.Minute)
 			rep := r.w.Stop()
 			p := r.progress()
-			report := timeline(p, zones, r.changedAt)
+			report := timeline(p, fixture.Zones, r.changedAt)
 			AddReportEntry("paused and resumed StatefulSet rollout", fmt.Sprintf("zone-a paused at %d/%d", updatedA, r.perZone)+report+"\n    watcher: "+rep.String())
 			expectHeld(rep, 1, 1, 1)
-			expectZonesInOrder(p, zones, r.perZone, report)
+			expectZonesInOrder(p, fixture.Zones, r.perZone, report)
 		})
 
 	It("stall: a new revision whose pods never become Ready stops the rollout in the first domain (Stalled, ProgressDeadlineExceeded naming domain and pod, RolloutStalled event); a fixed revision resumes it to completion",
@@ -281,9 +282,9 @@ var _ = Describe("Rollouts driven by the operator (OnDelete StatefulSets and Dae
 			var stalledMsg string
 			Eventually(ctx, func(g Gomega) {
 				stuck = ""
-				for _, p := range r.f.pods(ctx, r.app) {
+				for _, p := range r.f.Pods(ctx, r.app) {
 					if p.Labels["zone"] == "zone-a" && !r.outdated(p.Labels[revisionLabel]) && p.DeletionTimestamp == nil {
-						g.Expect(isReady(&p)).To(BeFalse(), "pod %s of the bad revision became Ready", p.Name)
+						g.Expect(kwokenv.PodReady(&p)).To(BeFalse(), "pod %s of the bad revision became Ready", p.Name)
 						stuck = p.Name
 					}
 				}
@@ -316,7 +317,7 @@ var _ = Describe("Rollouts driven by the operator (OnDelete StatefulSets and Dae
 				g.Expect(rolloutDomain(tdb, "zone-a").Phase).To(Equal(policyv1alpha1.RolloutPhaseStalled), fmtRollout(tdb))
 			}).WithTimeout(5 * time.Second).Should(Succeed())
 			p := r.progress()
-			stallReport := timeline(p, zones, r.changedAt)
+			stallReport := timeline(p, fixture.Zones, r.changedAt)
 			GinkgoWriter.Println("while stalled:", stallReport)
 			Expect(p["zone-a"]).NotTo(BeNil(), stallReport)
 			Expect(p["zone-a"].Replaced).To(Equal(1), "zone-a: %s", stallReport)
@@ -331,7 +332,7 @@ var _ = Describe("Rollouts driven by the operator (OnDelete StatefulSets and Dae
 			// pod, the stuck one included, must then be replaced, as when a
 			// bad image is fixed by a newer one.
 			var stuckUID types.UID
-			for _, p := range r.f.pods(ctx, r.app) {
+			for _, p := range r.f.Pods(ctx, r.app) {
 				if p.Name == stuck {
 					stuckUID = p.UID
 				}
@@ -339,30 +340,30 @@ var _ = Describe("Rollouts driven by the operator (OnDelete StatefulSets and Dae
 			r.change(ctx, map[string]*string{revisionAnnotation: ptr.To("3"), readyDelayAnnotation: nil})
 			By(fmt.Sprintf("the stuck pod %s (outdated now, not Ready) is replaced first, and nothing outside zone-a is touched", stuck))
 			Eventually(ctx, func(g Gomega) {
-				for _, p := range r.f.pods(ctx, r.app) {
+				for _, p := range r.f.Pods(ctx, r.app) {
 					g.Expect(p.UID).NotTo(Equal(stuckUID), "the stuck pod %s was not evicted; since the fix:%s\n    %s",
-						stuck, timeline(r.progress(), zones, r.changedAt), fmtRollout(r.f.getTDB(ctx, r.tdb)))
+						stuck, timeline(r.progress(), fixture.Zones, r.changedAt), fmtRollout(r.f.getTDB(ctx, r.tdb)))
 				}
 			}).WithTimeout(time.Minute).Should(Succeed())
 			for _, e := range leavings(r.hist.Events(), r.app, r.changedSeq, r.outdated) {
 				Expect(e.Zone).To(Equal("zone-a"), "pod %s of %s was evicted after the fix while zone-a was not done; since the fix:%s",
-					e.Name, e.Zone, timeline(r.progress(), zones, r.changedAt))
+					e.Name, e.Zone, timeline(r.progress(), fixture.Zones, r.changedAt))
 			}
-			r.waitComplete(ctx, zones, 5*time.Minute)
+			r.waitComplete(ctx, fixture.Zones, 5*time.Minute)
 			rep := r.w.Stop()
 			p = r.progress()
-			report := timeline(p, zones, r.changedAt)
+			report := timeline(p, fixture.Zones, r.changedAt)
 			AddReportEntry("stalled, then fixed StatefulSet rollout", "stalled: "+stalledMsg+report+"\n    watcher: "+rep.String())
 			expectHeld(rep, 1, 1, 1)
-			expectZonesInOrder(p, zones, r.perZone, report)
+			expectZonesInOrder(p, fixture.Zones, r.perZone, report)
 		})
 
 	It("DaemonSet with OnDelete on 12 nodes (4 per zone), maxUnavailable 1, DomainByDomain with domainOrder [zone-c]: zones updated in the order zone-c, zone-a, zone-b, and it completes",
 		SpecTimeout(8*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "roll-ds", 4)
-			pods := kwokenv.Pods{Namespace: f.ns, App: "agent", NodeLabel: [2]string{poolLabel, f.name}}
+			pods := kwokenv.Pods{Namespace: f.NS, App: "agent", NodeLabel: [2]string{fixture.PoolLabel, f.Name}}
 			Expect(k8s.Create(ctx, kwokenv.OnDeleteDaemonSet(pods, "agent", "agent"))).To(Succeed())
-			f.waitPodsReady(ctx, "agent", 12)
+			f.WaitPodsReady(ctx, "agent", 12)
 			order := []string{"zone-c", "zone-a", "zone-b"}
 			r := &rolloutRun{f: f, app: "agent", tdb: "agent", perZone: 4, workloads: []client.Object{&appsv1.DaemonSet{}}, names: []string{"agent"}, handedOver: true}
 			r.createTDB(ctx, 1, policyv1alpha1.RolloutSpec{Strategy: policyv1alpha1.DomainByDomain, DomainOrder: []string{"zone-c"}})
@@ -382,7 +383,7 @@ var _ = Describe("Rollouts driven by the operator (OnDelete StatefulSets and Dae
 // rolloutRun is one rollout of app's OnDelete workloads under the budget
 // tdb, with the pod history and the watcher that judge it.
 type rolloutRun struct {
-	f        *fixture
+	f        *pool
 	app, tdb string
 	perZone  int
 	// workloads are empty objects of the workloads' kind, names their names.
@@ -421,14 +422,14 @@ func startStatefulSets(ctx context.Context, name string, maxUnavailable int32, r
 	if handOver {
 		consent = r.tdb
 	}
-	for _, z := range zones {
-		pods := kwokenv.Pods{Namespace: f.ns, App: r.app, Labels: map[string]string{"zone": z}, NodeLabel: [2]string{poolLabel, f.name}, Zone: z}
+	for _, z := range fixture.Zones {
+		pods := kwokenv.Pods{Namespace: f.NS, App: r.app, Labels: map[string]string{"zone": z}, NodeLabel: [2]string{fixture.PoolLabel, f.Name}, Zone: z}
 		sts := kwokenv.OnDeleteStatefulSet(pods, r.app+"-"+z, int32(r.perZone), consent)
 		Expect(k8s.Create(ctx, sts)).To(Succeed())
 		r.workloads = append(r.workloads, &appsv1.StatefulSet{})
 		r.names = append(r.names, sts.Name)
 	}
-	f.waitPodsReady(ctx, r.app, 3*r.perZone)
+	f.WaitPodsReady(ctx, r.app, 3*r.perZone)
 	r.createTDB(ctx, maxUnavailable, rollout)
 	return r
 }
@@ -438,13 +439,13 @@ func startStatefulSets(ctx context.Context, name string, maxUnavailable int32, r
 // rollout (complete, for workloads handed over).
 func (r *rolloutRun) createTDB(ctx context.Context, maxUnavailable int32, rollout policyv1alpha1.RolloutSpec) {
 	spec := tdbSpec(r.app)
-	spec.TopologyKey = zoneKey
+	spec.TopologyKey = kwokenv.ZoneKey
 	spec.MaxUnavailable = ptr.To(intstr.FromInt32(maxUnavailable))
 	spec.Rollout = &rollout
-	r.f.createTDB(ctx, r.tdb, spec)
+	r.f.CreateTDB(ctx, r.tdb, spec)
 	n := int32(3 * r.perZone)
 	allowed := 3 * min(maxUnavailable, int32(r.perZone))
-	r.f.waitTDB(ctx, r.tdb, tdbWant{Expected: n, Healthy: n, Allowed: allowed, Domains: zones})
+	r.f.waitTDB(ctx, r.tdb, tdbWant{Expected: n, Healthy: n, Allowed: allowed, Domains: fixture.Zones})
 	By("before any change the operator lists the workloads and reports the rollout complete")
 	Eventually(ctx, func(g Gomega) {
 		tdb := r.f.getTDB(ctx, r.tdb)
@@ -462,7 +463,7 @@ func (r *rolloutRun) createTDB(ctx context.Context, maxUnavailable int32, rollou
 		}
 	}).WithTimeout(time.Minute).Should(Succeed())
 	r.hist = r.f.recordPods(ctx, revisionLabel)
-	r.w = r.f.watch(r.app, fixedExpected(r.perZone))
+	r.w = r.f.watch(r.app, fixture.FixedExpected(r.perZone))
 }
 
 // outdated tells whether a pod revision was outdated by the last change.
@@ -494,7 +495,7 @@ func (r *rolloutRun) changeOneByOne(ctx context.Context, names []string, gap tim
 		k := indexOf(r.names, name)
 		Expect(k).To(BeNumerically(">=", 0), "no workload %s", name)
 		obj := r.workloads[k].DeepCopyObject().(client.Object)
-		obj.SetNamespace(r.f.ns)
+		obj.SetNamespace(r.f.NS)
 		obj.SetName(name)
 		Expect(k8s.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
 		GinkgoWriter.Printf("t+%.1fs: changed the pod template of %s\n", time.Since(r.changedAt).Seconds(), name)
@@ -521,7 +522,7 @@ func (r *rolloutRun) handOver(ctx context.Context) {
 	Expect(err).NotTo(HaveOccurred())
 	for i, w := range r.workloads {
 		obj := w.DeepCopyObject().(client.Object)
-		obj.SetNamespace(r.f.ns)
+		obj.SetNamespace(r.f.NS)
 		obj.SetName(r.names[i])
 		Expect(k8s.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
 	}
@@ -541,8 +542,8 @@ func (r *rolloutRun) setPaused(ctx context.Context, paused bool) {
 // the last change's outdated ones.
 func (r *rolloutRun) updatedReady(ctx context.Context) map[string]int {
 	out := map[string]int{}
-	for _, p := range r.f.pods(ctx, r.app) {
-		if isReady(&p) && !r.outdated(p.Labels[revisionLabel]) {
+	for _, p := range r.f.Pods(ctx, r.app) {
+		if kwokenv.PodReady(&p) && !r.outdated(p.Labels[revisionLabel]) {
 			out[r.f.zoneOfNode(p.Spec.NodeName)]++
 		}
 	}
@@ -557,10 +558,10 @@ func (r *rolloutRun) waitComplete(ctx context.Context, order []string, timeout t
 	By(fmt.Sprintf("waiting for the rollout to complete (domains in the order %v)", order))
 	Eventually(ctx, func(g Gomega) {
 		per := r.updatedReady(ctx)
-		for _, z := range zones {
-			g.Expect(per[z]).To(Equal(r.perZone), "updated, Ready pods in %s; since the change:%s", z, timeline(r.progress(), zones, r.changedAt))
+		for _, z := range fixture.Zones {
+			g.Expect(per[z]).To(Equal(r.perZone), "updated, Ready pods in %s; since the change:%s", z, timeline(r.progress(), fixture.Zones, r.changedAt))
 		}
-		g.Expect(r.f.pods(ctx, r.app)).To(HaveLen(3*r.perZone), "pods of %s", r.app)
+		g.Expect(r.f.Pods(ctx, r.app)).To(HaveLen(3*r.perZone), "pods of %s", r.app)
 		tdb := r.f.getTDB(ctx, r.tdb)
 		for _, typ := range []string{policyv1alpha1.ConditionRolloutComplete, policyv1alpha1.ConditionRolloutProgressing} {
 			c := meta.FindStatusCondition(tdb.Status.Conditions, typ)
@@ -669,8 +670,8 @@ func fmtRollout(tdb *policyv1alpha1.TopologyDisruptionBudget) string {
 
 // tdbEvents lists the events with reason about the budget name, oldest
 // first.
-func (f *fixture) tdbEvents(ctx context.Context, name, reason string) []eventsv1.Event {
-	list, err := cs.EventsV1().Events(f.ns).List(ctx, metav1.ListOptions{})
+func (f *pool) tdbEvents(ctx context.Context, name, reason string) []eventsv1.Event {
+	list, err := cs.EventsV1().Events(f.NS).List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	var out []eventsv1.Event
 	for _, e := range list.Items {
@@ -737,12 +738,12 @@ type podHistory struct {
 
 // recordPods starts recording the pods of the spec's namespace; the pods'
 // revisions are read from revisionLabel. It stops with the spec.
-func (f *fixture) recordPods(ctx context.Context, revisionLabel string) *podHistory {
+func (f *pool) recordPods(ctx context.Context, revisionLabel string) *podHistory {
 	h := &podHistory{
 		revisionLabel: revisionLabel, zoneOf: f.zoneOfNode, start: time.Now(),
 		seen: map[types.UID]map[podEventKind]bool{}, live: map[types.UID]*corev1.Pod{}, stop: make(chan struct{}),
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(f.ns))
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(f.NS))
 	inf := factory.Core().V1().Pods().Informer()
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { h.observe(o, false) },
@@ -801,7 +802,7 @@ func (h *podHistory) observe(o any, deleted bool) {
 		h.live[p.UID] = p
 	}
 	add(podCreated)
-	if isReady(p) {
+	if kwokenv.PodReady(p) {
 		add(podReady)
 	}
 	if deleted || p.DeletionTimestamp != nil {
@@ -845,10 +846,8 @@ func (h *podHistory) Seq() int {
 }
 
 // zoneOfNode is the zone of one of the spec's nodes, "" for any other.
-func (f *fixture) zoneOfNode(node string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for z, nodes := range f.nodes {
+func (f *pool) zoneOfNode(node string) string {
+	for z, nodes := range f.NodesByZone() {
 		for _, n := range nodes {
 			if n == node {
 				return z
@@ -987,9 +986,9 @@ func (s revisionSet) String() string {
 }
 
 // revisions is the set of values of label on app's pods now.
-func (f *fixture) revisions(ctx context.Context, app, label string) revisionSet {
+func (f *pool) revisions(ctx context.Context, app, label string) revisionSet {
 	out := revisionSet{}
-	for _, p := range f.pods(ctx, app) {
+	for _, p := range f.Pods(ctx, app) {
 		out[p.Labels[label]] = true
 	}
 	return out

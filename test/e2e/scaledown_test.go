@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
@@ -64,7 +65,7 @@ var _ = Describe("Scale-down and Deployment rollout order (pod-deletion-cost)", 
 			// and an uneven one shows which zones a scale-down takes from.
 			apps := []string{"spread", "alone"}
 			for _, app := range apps {
-				pods := kwokenv.Pods{Namespace: f.ns, App: app, NodeLabel: [2]string{poolLabel, f.name}, ZoneSpread: corev1.ScheduleAnyway}
+				pods := kwokenv.Pods{Namespace: f.NS, App: app, NodeLabel: [2]string{fixture.PoolLabel, f.Name}, ZoneSpread: corev1.ScheduleAnyway}
 				Expect(k8s.Create(ctx, kwokenv.RollingDeployment(pods, app, 0, 3, 0))).To(Succeed())
 			}
 			By("filling the zones unevenly: 12 pods in zone-a, 8 in zone-b, 4 in zone-c (the other zones' nodes cordoned)")
@@ -79,7 +80,7 @@ var _ = Describe("Scale-down and Deployment rollout order (pod-deletion-cost)", 
 					f.scaleDeployment(ctx, app, int32(total))
 				}
 				for _, app := range apps {
-					f.waitPodsReady(ctx, app, total)
+					f.WaitPodsReady(ctx, app, total)
 				}
 			}
 			f.cordonAllBut(ctx, "")
@@ -88,13 +89,13 @@ var _ = Describe("Scale-down and Deployment rollout order (pod-deletion-cost)", 
 			}
 
 			spec := tdbSpec("spread")
-			spec.TopologyKey = zoneKey
+			spec.TopologyKey = kwokenv.ZoneKey
 			spec.Rollout = &policyv1alpha1.RolloutSpec{Strategy: policyv1alpha1.DomainByDomain}
-			f.createTDB(ctx, "spread", spec)
-			f.waitTDB(ctx, "spread", tdbWant{Expected: 24, Healthy: 24, Allowed: 3, Domains: zones})
+			f.CreateTDB(ctx, "spread", spec)
+			f.waitTDB(ctx, "spread", tdbWant{Expected: 24, Healthy: 24, Allowed: 3, Domains: fixture.Zones})
 			costs := f.waitDeletionCosts(ctx, "spread", "spread", 24)
 			GinkgoWriter.Println("deletion costs before the scale-down:", costs)
-			for _, p := range f.pods(ctx, "alone") {
+			for _, p := range f.Pods(ctx, "alone") {
 				Expect(p.Annotations).NotTo(HaveKey(deletionCostAnnotation), "pod %s is not covered by a budget", p.Name)
 				Expect(p.Annotations).NotTo(HaveKey(deletionCostMarker), "pod %s is not covered by a budget", p.Name)
 			}
@@ -105,7 +106,7 @@ var _ = Describe("Scale-down and Deployment rollout order (pod-deletion-cost)", 
 				f.scaleDeployment(ctx, app, 12)
 			}
 			for _, app := range apps {
-				f.waitPodsReady(ctx, app, 12)
+				f.WaitPodsReady(ctx, app, 12)
 			}
 			withTDB, alone := f.readyPodsPerZone(ctx, "spread"), f.readyPodsPerZone(ctx, "alone")
 			summary := fmt.Sprintf("24 -> 12 from zone-a=12 zone-b=8 zone-c=4: with the operator %s; ReplicaSet controller alone %s",
@@ -116,7 +117,7 @@ var _ = Describe("Scale-down and Deployment rollout order (pod-deletion-cost)", 
 			By("and the zones stay so")
 			Consistently(ctx, func(g Gomega) {
 				g.Expect(f.readyPodsPerZone(ctx, "spread")).To(Equal(withTDB))
-				g.Expect(f.pods(ctx, "spread")).To(HaveLen(12))
+				g.Expect(f.Pods(ctx, "spread")).To(HaveLen(12))
 			}).Should(Succeed())
 			expectHeld(w.Stop(), 1, -1, -1)
 		})
@@ -126,15 +127,15 @@ var _ = Describe("Scale-down and Deployment rollout order (pod-deletion-cost)", 
 			const maxSurge = 3
 			order := []string{"zone-b", "zone-a", "zone-c"}
 			f := newFixture(ctx, "deployroll", 2)
-			pods := kwokenv.Pods{Namespace: f.ns, App: "web", NodeLabel: [2]string{poolLabel, f.name}, ZoneSpread: corev1.DoNotSchedule}
+			pods := kwokenv.Pods{Namespace: f.NS, App: "web", NodeLabel: [2]string{fixture.PoolLabel, f.Name}, ZoneSpread: corev1.DoNotSchedule}
 			Expect(k8s.Create(ctx, kwokenv.RollingDeployment(pods, "web", 24, maxSurge, 0))).To(Succeed())
-			f.waitPodsReady(ctx, "web", 24)
+			f.WaitPodsReady(ctx, "web", 24)
 			Expect(f.readyPodsPerZone(ctx, "web")).To(Equal(map[string]int{"zone-a": 8, "zone-b": 8, "zone-c": 8}))
 			spec := tdbSpec("web")
-			spec.TopologyKey = zoneKey
+			spec.TopologyKey = kwokenv.ZoneKey
 			spec.Rollout = &policyv1alpha1.RolloutSpec{Strategy: policyv1alpha1.DomainByDomain, DomainOrder: order}
-			f.createTDB(ctx, "web", spec)
-			f.waitTDB(ctx, "web", tdbWant{Expected: 24, Healthy: 24, Allowed: 3, Domains: zones})
+			f.CreateTDB(ctx, "web", spec)
+			f.waitTDB(ctx, "web", tdbWant{Expected: 24, Healthy: 24, Allowed: 3, Domains: fixture.Zones})
 			f.waitDeletionCosts(ctx, "web", "web", 24)
 
 			hist := f.recordPods(ctx, appsv1.DefaultDeploymentUniqueLabelKey)
@@ -142,26 +143,26 @@ var _ = Describe("Scale-down and Deployment rollout order (pod-deletion-cost)", 
 			// Scale-downs of the old ReplicaSet are not evictions: a zone
 			// can lose up to maxSurge Ready pods at once, when the surge
 			// pods that allowed it were created in other zones.
-			w := f.watch("web", fixedExpected(8))
+			w := f.watch("web", fixture.FixedExpected(8))
 			from := hist.Seq()
 			start := time.Now()
 			By("changing the Deployment's pod template")
 			var d appsv1.Deployment
-			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "web"}, &d)).To(Succeed())
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: "web"}, &d)).To(Succeed())
 			patch := client.MergeFrom(d.DeepCopy())
 			d.Spec.Template.Annotations = map[string]string{revisionAnnotation: "2"}
 			Expect(k8s.Patch(ctx, &d, patch)).To(Succeed())
 			Eventually(ctx, func(g Gomega) {
 				var d appsv1.Deployment
-				g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "web"}, &d)).To(Succeed())
+				g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: "web"}, &d)).To(Succeed())
 				st := d.Status
 				g.Expect(st.ObservedGeneration).To(Equal(d.Generation))
 				g.Expect([]int32{st.Replicas, st.UpdatedReplicas, st.AvailableReplicas}).To(Equal([]int32{24, 24, 24}), "replicas/updated/available")
-				for _, p := range f.pods(ctx, "web") {
+				for _, p := range f.Pods(ctx, "web") {
 					g.Expect(old.has(p.Labels[appsv1.DefaultDeploymentUniqueLabelKey])).To(BeFalse(), "old pod %s is left", p.Name)
 				}
 			}).WithTimeout(5 * time.Minute).Should(Succeed())
-			f.waitPodsReady(ctx, "web", 24)
+			f.WaitPodsReady(ctx, "web", 24)
 			GinkgoWriter.Printf("Deployment rollout done in %s\n", time.Since(start).Round(100*time.Millisecond))
 			rep := w.Stop()
 
@@ -231,9 +232,9 @@ var _ = Describe("Scale-down and Deployment rollout order (pod-deletion-cost)", 
 })
 
 // scaleDeployment sets a Deployment's replicas.
-func (f *fixture) scaleDeployment(ctx context.Context, name string, replicas int32) {
+func (f *pool) scaleDeployment(ctx context.Context, name string, replicas int32) {
 	var d appsv1.Deployment
-	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &d)).To(Succeed())
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: name}, &d)).To(Succeed())
 	patch := client.MergeFrom(d.DeepCopy())
 	d.Spec.Replicas = ptr.To(replicas)
 	Expect(k8s.Patch(ctx, &d, patch)).To(Succeed())
@@ -241,14 +242,8 @@ func (f *fixture) scaleDeployment(ctx context.Context, name string, replicas int
 
 // cordonAllBut marks the spec's nodes outside zone unschedulable and those
 // in zone schedulable; zone "" makes them all schedulable.
-func (f *fixture) cordonAllBut(ctx context.Context, zone string) {
-	f.mu.Lock()
-	byZone := map[string][]string{}
-	for z, nodes := range f.nodes {
-		byZone[z] = append([]string(nil), nodes...)
-	}
-	f.mu.Unlock()
-	for z, nodes := range byZone {
+func (f *pool) cordonAllBut(ctx context.Context, zone string) {
+	for z, nodes := range f.NodesByZone() {
 		cordon := zone != "" && z != zone
 		for _, n := range nodes {
 			patch := []byte(fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, cordon))
@@ -260,11 +255,11 @@ func (f *fixture) cordonAllBut(ctx context.Context, zone string) {
 // waitDeletionCosts waits until each of app's n pods carries a deletion cost
 // set by the budget tdb, unchanged for 2 s, and returns the costs by zone,
 // lowest (removed first) first.
-func (f *fixture) waitDeletionCosts(ctx context.Context, app, tdb string, n int) string {
+func (f *pool) waitDeletionCosts(ctx context.Context, app, tdb string, n int) string {
 	By("waiting for the operator to set a deletion cost on every covered pod")
 	read := func(g Gomega) map[string]string {
 		costs := map[string]string{}
-		pods := f.pods(ctx, app)
+		pods := f.Pods(ctx, app)
 		g.Expect(pods).To(HaveLen(n))
 		for _, p := range pods {
 			g.Expect(p.Annotations).To(HaveKeyWithValue(deletionCostMarker, tdb), "pod %s has no deletion cost of budget %s", p.Name, tdb)
@@ -283,13 +278,13 @@ func (f *fixture) waitDeletionCosts(ctx context.Context, app, tdb string, n int)
 	}).WithTimeout(2 * time.Second).Should(Succeed())
 
 	byZone := map[string][]int{}
-	for _, p := range f.pods(ctx, app) {
+	for _, p := range f.Pods(ctx, app) {
 		c, _ := strconv.Atoi(settled[p.Name])
 		z := f.zoneOfNode(p.Spec.NodeName)
 		byZone[z] = append(byZone[z], c)
 	}
 	var b strings.Builder
-	for _, z := range zones {
+	for _, z := range fixture.Zones {
 		sort.Ints(byZone[z])
 		fmt.Fprintf(&b, "\n    %s: %v", z, byZone[z])
 	}
@@ -298,8 +293,8 @@ func (f *fixture) waitDeletionCosts(ctx context.Context, app, tdb string, n int)
 
 // fmtZoneCounts prints pod counts per zone, zones in order.
 func fmtZoneCounts(m map[string]int) string {
-	parts := make([]string, 0, len(zones))
-	for _, z := range zones {
+	parts := make([]string, 0, len(fixture.Zones))
+	for _, z := range fixture.Zones {
 		parts = append(parts, fmt.Sprintf("%s=%d", z, m[z]))
 	}
 	return strings.Join(parts, " ")
@@ -308,8 +303,8 @@ func fmtZoneCounts(m map[string]int) string {
 // fmtCheapest prints the lowest deletion cost per zone, "-" for a zone
 // without pods.
 func fmtCheapest(m map[string]int) string {
-	parts := make([]string, 0, len(zones))
-	for _, z := range zones {
+	parts := make([]string, 0, len(fixture.Zones))
+	for _, z := range fixture.Zones {
 		c := "-"
 		if v, ok := m[z]; ok {
 			c = strconv.Itoa(v)

@@ -33,6 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
+	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
 // The four user stories of the KEP "Topology-aware Workload Controllers"
@@ -43,24 +45,24 @@ var _ = Describe("KEP user stories", func() {
 		SpecTimeout(5*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "story1", 2)
 			f.createStatefulSets(ctx, "web", 3, nil)
-			f.waitPodsReady(ctx, "web", 9)
+			f.WaitPodsReady(ctx, "web", 9)
 			spec := tdbSpec("web")
-			spec.TopologyKey = zoneKey
+			spec.TopologyKey = kwokenv.ZoneKey
 			spec.MaxUnavailable = ptr.To(intstr.FromInt32(0))
 			spec.NodeSelectorTerm = &policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{
-				{Key: zoneKey, Operator: "NotIn", Values: []string{"zone-c"}},
+				{Key: kwokenv.ZoneKey, Operator: "NotIn", Values: []string{"zone-c"}},
 			}}
-			f.createTDB(ctx, "web", spec)
+			f.CreateTDB(ctx, "web", spec)
 			By("the budget covers zone-a and zone-b only, and allows nothing there")
 			tdb := f.waitTDB(ctx, "web", tdbWant{Expected: 6, Healthy: 6, Allowed: 0, Domains: []string{"zone-a", "zone-b"}})
 			for _, d := range tdb.Status.Domains {
 				Expect([]int32{d.ExpectedPods, d.CurrentHealthy, d.DesiredHealthy, d.DisruptionsAllowed}).To(Equal([]int32{3, 3, 3, 0}), fmtTDB(tdb))
 			}
-			w := f.watch("web", fixedExpected(3))
+			w := f.watch("web", fixture.FixedExpected(3))
 
 			nodeA, podsA := f.busiestNode(ctx, "web", "zone-a")
 			By("the Eviction API refuses a zone-a pod with 429 and a message naming the budget and the domain")
-			err := f.evict(ctx, podsA[0])
+			err := f.Evict(ctx, podsA[0])
 			Expect(apierrors.IsTooManyRequests(err)).To(BeTrue(), "want 429 TooManyRequests, got %v", err)
 			Expect(err.Error()).To(ContainSubstring("topology disruption budget e2e-story1/web: domain zone-a"))
 
@@ -69,13 +71,13 @@ var _ = Describe("KEP user stories", func() {
 			Expect(r.Err).To(HaveOccurred(), "%s", r)
 			Expect(r.Refusals()).To(BeNumerically(">=", 1), "%s", r)
 			Expect(r.Output).To(ContainSubstring("topology disruption budget e2e-story1/web: domain zone-a"))
-			Expect(f.podsByNode(ctx, "web")[nodeA]).To(ConsistOf(podsA), "pods of the zone-a node")
+			Expect(f.PodsByNode(ctx, "web")[nodeA]).To(ConsistOf(podsA), "pods of the zone-a node")
 
 			By("a zone-c node drains: zone-c is not covered")
 			nodeC, _ := f.busiestNode(ctx, "web", "zone-c")
 			r = drain(ctx, nodeC, 2*time.Minute)
 			Expect(r.Err).NotTo(HaveOccurred(), "%s", r)
-			f.waitPodsReady(ctx, "web", 9, nodeC)
+			f.WaitPodsReady(ctx, "web", 9, nodeC)
 			f.waitTDB(ctx, "web", tdbWant{Expected: 6, Healthy: 6, Allowed: 0, Domains: []string{"zone-a", "zone-b"}})
 
 			rep := w.Stop()
@@ -89,19 +91,19 @@ var _ = Describe("KEP user stories", func() {
 		SpecTimeout(5*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "story2", 2)
 			f.zonedWeb(ctx, nil)
-			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
+			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: fixture.Zones})
 
 			w := f.watch("web", f.statefulSetsExpected("web"))
 			var nodes []string
-			for _, z := range zones {
+			for _, z := range fixture.Zones {
 				n, pods := f.busiestNode(ctx, "web", z)
 				Expect(len(pods)).To(BeNumerically(">=", 2), "pods on %s", n)
 				nodes = append(nodes, n)
 			}
 			By("draining the node holding 2 pods in each zone, all at once")
 			refusals := expectDrained(collect(startDrains(ctx, nodes, 3*time.Minute), len(nodes), 4*time.Minute))
-			f.waitPodsReady(ctx, "web", 9, nodes...)
-			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
+			f.WaitPodsReady(ctx, "web", 9, nodes...)
+			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: fixture.Zones})
 
 			rep := w.Stop()
 			expectHeld(rep, 1, -1, -1)
@@ -113,19 +115,19 @@ var _ = Describe("KEP user stories", func() {
 		SpecTimeout(5*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "story3", 2)
 			f.createStatefulSets(ctx, "web", 3, nil)
-			f.waitPodsReady(ctx, "web", 9)
-			f.createTDB(ctx, "web", tdbSpec("web"))
+			f.WaitPodsReady(ctx, "web", 9)
+			f.CreateTDB(ctx, "web", tdbSpec("web"))
 			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 1, Domains: []string{"all"}})
 
 			w := f.watch("web", f.statefulSetsExpected("web"))
 			var nodes []string
-			for _, z := range zones {
+			for _, z := range fixture.Zones {
 				n, _ := f.busiestNode(ctx, "web", z)
 				nodes = append(nodes, n)
 			}
 			By("draining one node per zone, all at once")
 			refusals := expectDrained(collect(startDrains(ctx, nodes, 3*time.Minute), len(nodes), 4*time.Minute))
-			f.waitPodsReady(ctx, "web", 9, nodes...)
+			f.WaitPodsReady(ctx, "web", 9, nodes...)
 			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 1, Domains: []string{"all"}})
 
 			rep := w.Stop()
@@ -143,24 +145,24 @@ var _ = Describe("KEP user stories", func() {
 		SpecTimeout(5*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "story4", 2)
 			Expect(k8s.Create(ctx, f.deployment("web", 12))).To(Succeed())
-			f.waitPodsReady(ctx, "web", 12)
+			f.WaitPodsReady(ctx, "web", 12)
 			spec := tdbSpec("web")
-			spec.TopologyKey = zoneKey
-			f.createTDB(ctx, "web", spec)
-			f.waitTDB(ctx, "web", tdbWant{Expected: 12, Healthy: 12, Allowed: 3, Domains: zones})
+			spec.TopologyKey = kwokenv.ZoneKey
+			f.CreateTDB(ctx, "web", spec)
+			f.waitTDB(ctx, "web", tdbWant{Expected: 12, Healthy: 12, Allowed: 3, Domains: fixture.Zones})
 			w := f.watchWith(f.notReadyScheduled("web"))
 
 			By("evicting one pod, which leaves an eviction record, and scaling to 6 at once")
-			pod := f.pods(ctx, "web")[0].Name
-			Expect(f.evict(ctx, pod)).To(Succeed())
+			pod := f.Pods(ctx, "web")[0].Name
+			Expect(f.Evict(ctx, pod)).To(Succeed())
 			tdb := f.getTDB(ctx, "web")
 			Expect(tdb.Status.DisruptedPods).To(ContainElement(HaveField("Name", pod)), fmtTDB(tdb))
 			var d appsv1.Deployment
-			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "web"}, &d)).To(Succeed())
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: "web"}, &d)).To(Succeed())
 			patch := client.MergeFrom(d.DeepCopy())
 			d.Spec.Replicas = ptr.To[int32](6)
 			Expect(k8s.Patch(ctx, &d, patch)).To(Succeed())
-			f.waitPodsReady(ctx, "web", 6)
+			f.WaitPodsReady(ctx, "web", 6)
 
 			By("the status follows: 6 expected and healthy, each zone expects the pods it has, no record left, 1 allowed per zone with pods")
 			Eventually(ctx, func(g Gomega) {
@@ -207,22 +209,22 @@ var _ = Describe("KEP user stories", func() {
 // whose pods may sit in any zone: its scheduled pods there that are not being
 // deleted and not Ready, from one list of pods (so that a scale-down between
 // two lists cannot be mistaken for unavailability).
-func (f *fixture) notReadyScheduled(app string) func(ctx context.Context) (map[string]int, error) {
+func (f *pool) notReadyScheduled(app string) func(ctx context.Context) (map[string]int, error) {
 	return func(ctx context.Context) (map[string]int, error) {
 		zoneOf, err := zoneOfNodes(ctx)
 		if err != nil {
 			return nil, err
 		}
 		var pods corev1.PodList
-		if err := k8s.List(ctx, &pods, client.InNamespace(f.ns), client.MatchingLabels{"app": app}); err != nil {
+		if err := k8s.List(ctx, &pods, client.InNamespace(f.NS), client.MatchingLabels{"app": app}); err != nil {
 			return nil, err
 		}
 		out := map[string]int{}
-		for _, z := range zones {
+		for _, z := range fixture.Zones {
 			out[z] = 0
 		}
 		for _, p := range pods.Items {
-			if p.DeletionTimestamp == nil && p.Spec.NodeName != "" && !isReady(&p) &&
+			if p.DeletionTimestamp == nil && p.Spec.NodeName != "" && !kwokenv.PodReady(&p) &&
 				p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 				out[zoneOf[p.Spec.NodeName]]++
 			}
@@ -232,12 +234,12 @@ func (f *fixture) notReadyScheduled(app string) func(ctx context.Context) (map[s
 }
 
 // readyPodsPerZone counts app's Ready pods per zone.
-func (f *fixture) readyPodsPerZone(ctx context.Context, app string) map[string]int {
+func (f *pool) readyPodsPerZone(ctx context.Context, app string) map[string]int {
 	zoneOf, err := zoneOfNodes(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	out := map[string]int{}
-	for _, p := range f.pods(ctx, app) {
-		if isReady(&p) {
+	for _, p := range f.Pods(ctx, app) {
+		if kwokenv.PodReady(&p) {
 			out[zoneOf[p.Spec.NodeName]]++
 		}
 	}

@@ -31,21 +31,15 @@ limitations under the License.
 package e2e_test
 
 import (
-	"fmt"
-	"net"
-	"os"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
@@ -74,33 +68,18 @@ func TestE2E(t *testing.T) {
 
 var _ = BeforeSuite(func(ctx SpecContext) {
 	start := time.Now()
-	// A manager left running by an aborted run would answer on these ports
-	// for a cluster that no longer exists: refuse to start then.
-	for _, port := range []int{operatorOptions.WebhookPort, operatorOptions.MetricsPort, operatorOptions.ProbePort} {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		Expect(err).NotTo(HaveOccurred(), "port %d is taken (a manager left by an aborted run? see `ss -ltnp`)", port)
-		Expect(l.Close()).To(Succeed())
-	}
+	fixture.ExpectPortsFree(operatorOptions.WebhookPort, operatorOptions.MetricsPort, operatorOptions.ProbePort)
 	By("building the manager")
 	_, err := kwokenv.BuildManager()
 	Expect(err).NotTo(HaveOccurred())
 
 	By("bringing up a fresh cluster " + clusterName + " (3 zones, real kube-apiserver, controller-manager, scheduler)")
-	Expect((&kwokenv.Cluster{Name: clusterName}).DownIfExists()).To(Succeed())
 	// One node per zone that no spec uses: every spec adds, pins to, drains
 	// and deletes nodes of its own.
-	cluster, err = kwokenv.Up(clusterName, "ZONES=3", "NODES_PER_ZONE=1", "POD_READY_DELAY=2s", "POD_DELETE_DELAY=0")
+	cluster = fixture.FreshCluster(clusterName, "ZONES=3", "NODES_PER_ZONE=1", "POD_READY_DELAY=2s", "POD_DELETE_DELAY=0")
+	k8s, err = kwokenv.NewClient(cluster.Kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
-
-	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	cfg.QPS, cfg.Burst = 200, 400
-	scheme := runtime.NewScheme()
-	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	Expect(policyv1alpha1.AddToScheme(scheme)).To(Succeed())
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
-	cs, err = kubernetes.NewForConfig(cfg)
+	cs, err = kwokenv.NewClientset(cluster.Kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 
 	By("starting the operator (webhook https://127.0.0.1:19443)")
@@ -119,16 +98,13 @@ var _ = AfterSuite(func(ctx SpecContext) {
 		op.Stop()
 		op = nil
 	}
-	if cluster == nil {
-		return
-	}
-	if os.Getenv("TDB_E2E_KEEP_CLUSTER") != "" {
-		GinkgoWriter.Printf("keeping cluster %s: KUBECONFIG=%s\n", clusterName, cluster.Kubeconfig)
-		return
-	}
-	Expect(kwokenv.RemoveWebhook(cluster)).To(Succeed())
-	Expect(cluster.Down()).To(Succeed())
+	fixture.TearDown(cluster, "TDB_E2E_KEEP_CLUSTER", true)
 }, NodeTimeout(5*time.Minute))
+
+// suiteEnv is the suite's cluster and clients, for a spec's fixture.Pool.
+func suiteEnv() fixture.Env {
+	return fixture.Env{Cluster: cluster, Client: k8s, Clientset: cs}
+}
 
 // startOperator starts the operator with the suite's ports and waits until
 // its webhook answers.

@@ -44,11 +44,13 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
+	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
 // setPodReady sets a running pod's Ready condition, as a failing readiness
 // probe does (the local cluster starts pods and leaves their conditions be).
-func (f *fixture) setPodReady(ctx context.Context, name string, ready bool) {
+func (f *pool) setPodReady(ctx context.Context, name string, ready bool) {
 	status := corev1.ConditionTrue
 	if !ready {
 		status = corev1.ConditionFalse
@@ -58,13 +60,13 @@ func (f *fixture) setPodReady(ctx context.Context, name string, ready bool) {
 		{"type": string(corev1.ContainersReady), "status": string(status), "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)},
 	}}})
 	Expect(err).NotTo(HaveOccurred())
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: name}}
 	Expect(k8s.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch))).To(Succeed())
 }
 
 // editTDB changes the budget's spec on its newest version, as kubectl edit
 // does.
-func (f *fixture) editTDB(ctx context.Context, name string, edit func(*policyv1alpha1.TopologyDisruptionBudgetSpec)) {
+func (f *pool) editTDB(ctx context.Context, name string, edit func(*policyv1alpha1.TopologyDisruptionBudgetSpec)) {
 	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		tdb := f.getTDB(ctx, name)
 		edit(&tdb.Spec)
@@ -73,9 +75,9 @@ func (f *fixture) editTDB(ctx context.Context, name string, edit func(*policyv1a
 }
 
 // mirrorsOf lists the budget's mirrored PodDisruptionBudgets by domain.
-func (f *fixture) mirrorsOf(ctx context.Context, name string) map[string]policyv1.PodDisruptionBudget {
+func (f *pool) mirrorsOf(ctx context.Context, name string) map[string]policyv1.PodDisruptionBudget {
 	var list policyv1.PodDisruptionBudgetList
-	Expect(k8s.List(ctx, &list, client.InNamespace(f.ns), client.MatchingLabels{budget.MirrorBudgetLabel: name})).To(Succeed())
+	Expect(k8s.List(ctx, &list, client.InNamespace(f.NS), client.MatchingLabels{budget.MirrorBudgetLabel: name})).To(Succeed())
 	out := map[string]policyv1.PodDisruptionBudget{}
 	for _, p := range list.Items {
 		out[p.Labels[budget.DomainLabel]] = p
@@ -94,9 +96,9 @@ type pdbOverlaps struct {
 	pods, pdbs cache.Store
 }
 
-func (f *fixture) watchPDBOverlaps(ctx context.Context) *pdbOverlaps {
+func (f *pool) watchPDBOverlaps(ctx context.Context) *pdbOverlaps {
 	wctx, cancel := context.WithCancel(ctx)
-	fac := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(f.ns))
+	fac := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(f.NS))
 	w := &pdbOverlaps{stop: cancel}
 	podInf, pdbInf := fac.Core().V1().Pods().Informer(), fac.Policy().V1().PodDisruptionBudgets().Informer()
 	w.pods, w.pdbs = podInf.GetStore(), pdbInf.GetStore()
@@ -146,12 +148,12 @@ var _ = Describe("Trust: mirrors and spec changes agree with the budget", func()
 				s.MaxDisruptedDomains = ptr.To(int32(1))
 				s.MirrorPodDisruptionBudgets = policyv1alpha1.MirrorPerDomain
 			})
-			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 1, Domains: zones})
+			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 1, Domains: fixture.Zones})
 			Eventually(ctx, func() int { return len(f.mirrorsOf(ctx, "web")) }).Should(Equal(3))
 
 			By("a pod of zone-b and a pod of zone-c turn not Ready")
 			sick := map[string]corev1.Pod{}
-			for _, p := range f.pods(ctx, "web") {
+			for _, p := range f.Pods(ctx, "web") {
 				if z := p.Labels["zone"]; (z == "zone-b" || z == "zone-c") && sick[z].Name == "" {
 					sick[z] = p
 				}
@@ -172,13 +174,13 @@ var _ = Describe("Trust: mirrors and spec changes agree with the budget", func()
 
 			By("kubectl drain of the node of the not-Ready zone-c pod finishes")
 			node := sick["zone-c"].Spec.NodeName
-			Expect(f.podsByNode(ctx, "web")[node]).To(Equal([]string{sick["zone-c"].Name}), "the node holds only the not-Ready pod")
+			Expect(f.PodsByNode(ctx, "web")[node]).To(Equal([]string{sick["zone-c"].Name}), "the node holds only the not-Ready pod")
 			expectDrained(collect(startDrains(ctx, []string{node}, 60*time.Second), 1, 90*time.Second))
 
 			By("a healthy pod of zone-c is still refused, by the budget and by its mirror")
-			for _, p := range f.pods(ctx, "web") {
-				if p.Labels["zone"] == "zone-c" && isReady(&p) {
-					err := f.evict(ctx, p.Name)
+			for _, p := range f.Pods(ctx, "web") {
+				if p.Labels["zone"] == "zone-c" && kwokenv.PodReady(&p) {
+					err := f.Evict(ctx, p.Name)
 					Expect(apierrors.IsTooManyRequests(err)).To(BeTrue(), "evicting healthy %s of a waiting zone: %v", p.Name, err)
 					break
 				}
@@ -194,14 +196,14 @@ var _ = Describe("Trust: mirrors and spec changes agree with the budget", func()
 				}
 				f := newFixture(ctx, name, 2)
 				Expect(k8s.Create(ctx, f.deployment("web", 6))).To(Succeed())
-				f.waitPodsReady(ctx, "web", 6)
+				f.WaitPodsReady(ctx, "web", 6)
 				spec := tdbSpec("web")
-				spec.TopologyKey = zoneKey
+				spec.TopologyKey = kwokenv.ZoneKey
 				if mirrored {
 					spec.MirrorPodDisruptionBudgets = policyv1alpha1.MirrorPerDomain
 				}
-				f.createTDB(ctx, "web", spec)
-				f.waitTDB(ctx, "web", tdbWant{Expected: 6, Healthy: 6, Allowed: 3, Domains: zones})
+				f.CreateTDB(ctx, "web", spec)
+				f.waitTDB(ctx, "web", tdbWant{Expected: 6, Healthy: 6, Allowed: 3, Domains: fixture.Zones})
 				var overlaps *pdbOverlaps
 				if mirrored {
 					Eventually(ctx, func() int { return len(f.mirrorsOf(ctx, "web")) }).Should(Equal(3))
@@ -210,27 +212,27 @@ var _ = Describe("Trust: mirrors and spec changes agree with the budget", func()
 
 				By("a ResourceQuota of 5 pods: no replacement can be created")
 				Expect(k8s.Create(ctx, &corev1.ResourceQuota{
-					ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "pods"},
+					ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "pods"},
 					Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("5")}},
 				})).To(Succeed())
 				Eventually(ctx, func(g Gomega) {
 					var q corev1.ResourceQuota
-					g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "pods"}, &q)).To(Succeed())
+					g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: "pods"}, &q)).To(Succeed())
 					g.Expect(q.Status.Hard).To(HaveKey(corev1.ResourcePods), "the quota controller has seen it")
 				}).Should(Succeed())
 
 				By("one zone-a pod evicted: allowed, and gone")
 				var first string
-				for _, p := range f.pods(ctx, "web") {
+				for _, p := range f.Pods(ctx, "web") {
 					if z, err := zoneOfNodes(ctx); err == nil && z[p.Spec.NodeName] == "zone-a" {
 						first = p.Name
 						break
 					}
 				}
 				Expect(first).NotTo(BeEmpty())
-				Expect(f.evict(ctx, first)).To(Succeed())
-				Eventually(ctx, func() int { return len(f.pods(ctx, "web")) }).Should(Equal(5), "the replacement is kept out by the quota")
-				Consistently(ctx, func() int { return len(f.pods(ctx, "web")) }, 3*time.Second).Should(Equal(5))
+				Expect(f.Evict(ctx, first)).To(Succeed())
+				Eventually(ctx, func() int { return len(f.Pods(ctx, "web")) }).Should(Equal(5), "the replacement is kept out by the quota")
+				Consistently(ctx, func() int { return len(f.Pods(ctx, "web")) }, 3*time.Second).Should(Equal(5))
 
 				secondRefused := func(what string) {
 					tdb := f.getTDB(ctx, "web")
@@ -238,8 +240,8 @@ var _ = Describe("Trust: mirrors and spec changes agree with the budget", func()
 						Expect(d.Name).NotTo(HavePrefix("zone-"), "%s: a row of the old key remains: %s", what, fmtTDB(tdb))
 					}
 					Expect(tdb.Status.DisruptionsAllowed).To(BeZero(), "%s: %s", what, fmtTDB(tdb))
-					for _, p := range f.pods(ctx, "web") {
-						err := f.evict(ctx, p.Name)
+					for _, p := range f.Pods(ctx, "web") {
+						err := f.Evict(ctx, p.Name)
 						Expect(apierrors.IsTooManyRequests(err)).To(BeTrue(), "%s: evicting %s with 1 of 6 already down under maxUnavailable 1: %v; %s",
 							what, p.Name, err, fmtTDB(f.getTDB(ctx, "web")))
 					}

@@ -26,6 +26,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 )
 
 var _ = Describe("A whole zone lost", func() {
@@ -33,12 +35,12 @@ var _ = Describe("A whole zone lost", func() {
 		SpecTimeout(6*time.Minute), func(ctx SpecContext) {
 			f := newFixture(ctx, "zoneloss", 2)
 			f.zonedWeb(ctx, nil)
-			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: zones})
+			f.waitTDB(ctx, "web", tdbWant{Expected: 9, Healthy: 9, Allowed: 3, Domains: fixture.Zones})
 
 			By("losing zone-c: every pod there becomes unready")
 			// kwok keeps its fake nodes Ready, so the loss is made where a
 			// budget sees it: the zone's pods stop being Ready.
-			for _, p := range f.pods(ctx, "web") {
+			for _, p := range f.Pods(ctx, "web") {
 				if p.Labels["zone"] != "zone-c" {
 					continue
 				}
@@ -67,16 +69,16 @@ var _ = Describe("A whole zone lost", func() {
 			Expect(rep.MaxZone["zone-b"]).To(BeNumerically("<=", 1), "zone-b exceeded its budget: %s", rep)
 
 			By("a zone-c pod still cannot be evicted")
-			for _, p := range f.pods(ctx, "web") {
+			for _, p := range f.Pods(ctx, "web") {
 				if p.Labels["zone"] == "zone-c" && p.DeletionTimestamp == nil {
-					err := f.evict(ctx, p.Name)
+					err := f.Evict(ctx, p.Name)
 					Expect(apierrors.IsTooManyRequests(err)).To(BeTrue(), "evicting %s: %v", p.Name, err)
 					break
 				}
 			}
 
 			By("for contrast, a global policy/v1 PDB maxUnavailable 1 over the same pods allows nothing anywhere")
-			f.createPDB(ctx, "global", "web", 1)
-			f.waitPDB(ctx, "global", 9, 6, 0)
+			f.CreatePDB(ctx, "global", "web", 1)
+			f.WaitPDB(ctx, "global", 9, 6, 0)
 		})
 })

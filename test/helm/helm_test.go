@@ -29,17 +29,14 @@ limitations under the License.
 package helm_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -50,11 +47,9 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
@@ -85,29 +80,16 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(helm).To(BeAnExistingFile())
 
 	By(fmt.Sprintf("bringing up a fresh cluster %s (2 zones x 1 node, API server on port %d)", clusterName, apiServerPort))
-	Expect((&kwokenv.Cluster{Name: clusterName}).DownIfExists()).To(Succeed())
+	cluster = fixture.FreshCluster(clusterName, fmt.Sprintf("KUBE_APISERVER_PORT=%d", apiServerPort), "ZONES=2", "NODES_PER_ZONE=1")
 	var err error
-	cluster, err = kwokenv.Up(clusterName, fmt.Sprintf("KUBE_APISERVER_PORT=%d", apiServerPort), "ZONES=2", "NODES_PER_ZONE=1")
-	Expect(err).NotTo(HaveOccurred())
-	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	scheme := runtime.NewScheme()
-	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	k8s, err = kwokenv.NewClient(cluster.Kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 	SetDefaultEventuallyTimeout(90 * time.Second)
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
 }, NodeTimeout(10*time.Minute))
 
 var _ = AfterSuite(func(ctx SpecContext) {
-	if cluster == nil {
-		return
-	}
-	if os.Getenv("TDB_HELM_KEEP_CLUSTER") != "" {
-		GinkgoWriter.Printf("keeping cluster %s: KUBECONFIG=%s\n", clusterName, cluster.Kubeconfig)
-		return
-	}
-	Expect(cluster.Down()).To(Succeed())
+	fixture.TearDown(cluster, "TDB_HELM_KEEP_CLUSTER", false)
 }, NodeTimeout(5*time.Minute))
 
 // helmRun runs the pinned helm against the cluster and returns its output.
@@ -163,8 +145,8 @@ var _ = Describe("the Helm chart", Ordered, func() {
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: fullname + "-operator"}, &dep)).To(Succeed())
 		mgr := startManager("system:serviceaccount:"+namespace+":"+dep.Spec.Template.Spec.ServiceAccountName,
 			dep.Spec.Template.Spec.Containers[0].Args)
-		DeferCleanup(mgr.stop)
-		Eventually(mgr.ready, "60s").Should(Succeed(), "see %s", mgr.logPath)
+		DeferCleanup(mgr.Stop)
+		Eventually(mgr.Ready, "60s").Should(Succeed(), "see %s", mgr.LogPath)
 
 		var secret corev1.Secret
 		Eventually(func(g Gomega) {
@@ -185,9 +167,9 @@ var _ = Describe("the Helm chart", Ordered, func() {
 		Eventually(func(g Gomega) {
 			g.Expect(mgr.metrics()).To(ContainSubstring(`controller_runtime_max_concurrent_reconciles{controller="topologydisruptionbudget"} 8` + "\n"))
 		}).Should(Succeed())
-		log, err := os.ReadFile(mgr.logPath)
+		log, err := os.ReadFile(mgr.LogPath)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(string(log)).NotTo(ContainSubstring("forbidden"), "the manager was refused something the chart's RBAC should grant; see %s", mgr.logPath)
+		Expect(string(log)).NotTo(ContainSubstring("forbidden"), "the manager was refused something the chart's RBAC should grant; see %s", mgr.LogPath)
 	})
 
 	It("keeps the certificate Secret and the CA bundle the operator wrote across helm upgrade", func(ctx SpecContext) {
@@ -226,48 +208,26 @@ var _ = Describe("the Helm chart", Ordered, func() {
 			}
 			Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, key, obj)) }).Should(BeTrue(), "%T %s is still there", obj, key)
 		}
-		out, _, err := kubectl(ctx, "get", "crd", "topologydisruptionbudgets.policy.tdb.dev", "-o", "name")
+		out, _, err := fixture.Kubectl(ctx, cluster, nil, "get", "crd", "topologydisruptionbudgets.policy.tdb.dev", "-o", "name")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(ContainSubstring("topologydisruptionbudgets.policy.tdb.dev"))
 	})
 })
 
-func kubectl(ctx context.Context, args ...string) (stdout, stderr string, err error) {
-	cmd := cluster.Kubectl(ctx, args...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	return out.String(), errOut.String(), err
-}
-
-// manager is the manager binary run as a local process, impersonating the
-// installed ServiceAccount.
+// manager is the manager run as a local process, impersonating the
+// installed ServiceAccount, and the URL of its metrics.
 type manager struct {
-	cmd     *exec.Cmd
-	done    chan struct{}
-	readyz  string
+	*fixture.Manager
 	metricz string
-	logPath string
 }
 
 // startManager runs the manager with the installed Deployment's flags, but
 // listening on free loopback ports and with a local certificate directory.
 func startManager(user string, installed []string) *manager {
-	bin, err := kwokenv.BuildManager()
-	Expect(err).NotTo(HaveOccurred())
 	dir := GinkgoT().TempDir()
-	kubeconfig, err := clientcmd.LoadFromFile(cluster.Kubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	for _, a := range kubeconfig.AuthInfos {
-		a.Impersonate = user
-		a.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}
-	}
-	impersonating := filepath.Join(dir, "kubeconfig")
-	Expect(clientcmd.WriteToFile(*kubeconfig, impersonating)).To(Succeed())
-
 	local := map[string]string{
-		"--webhook-port": fmt.Sprint(freePort()), "--health-probe-bind-address": fmt.Sprintf("127.0.0.1:%d", freePort()),
-		"--metrics-bind-address": fmt.Sprintf("127.0.0.1:%d", freePort()), "--webhook-cert-dir": filepath.Join(dir, "certs"),
+		"--webhook-port": fmt.Sprint(fixture.FreePort()), "--health-probe-bind-address": fmt.Sprintf("127.0.0.1:%d", fixture.FreePort()),
+		"--metrics-bind-address": fmt.Sprintf("127.0.0.1:%d", fixture.FreePort()), "--webhook-cert-dir": filepath.Join(dir, "certs"),
 	}
 	// Out of a cluster, the manager needs to be told the Lease's namespace.
 	args := []string{"--webhook-host=127.0.0.1", "--leader-election-namespace=" + namespace}
@@ -278,41 +238,11 @@ func startManager(user string, installed []string) *manager {
 		}
 		args = append(args, a)
 	}
-	m := &manager{done: make(chan struct{}), logPath: filepath.Join(kwokenv.Root(), "bin", "cluster", "operator-"+clusterName+".log")}
-	m.readyz = "http://" + local["--health-probe-bind-address"] + "/readyz"
-	m.metricz = "http://" + local["--metrics-bind-address"] + "/metrics"
-	logf, err := os.Create(m.logPath)
-	Expect(err).NotTo(HaveOccurred())
-	m.cmd = exec.Command(bin, args...)
-	m.cmd.Env = append(os.Environ(), "KUBECONFIG="+impersonating, "POD_NAMESPACE="+namespace)
-	m.cmd.Stdout, m.cmd.Stderr = logf, logf
-	Expect(m.cmd.Start()).To(Succeed())
-	go func() { _ = m.cmd.Wait(); _ = logf.Close(); close(m.done) }()
-	return m
-}
-
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func (m *manager) ready() error {
-	select {
-	case <-m.done:
-		return fmt.Errorf("the manager exited; see %s", m.logPath)
-	default:
+	return &manager{
+		Manager: fixture.StartManager(cluster, fixture.ManagerOptions{User: user, Namespace: namespace, Dir: dir,
+			Args: args, ProbeAddr: local["--health-probe-bind-address"]}),
+		metricz: "http://" + local["--metrics-bind-address"] + "/metrics",
 	}
-	resp, err := http.Get(m.readyz) //nolint:noctx // a local probe
-	if err != nil {
-		return err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("readyz: %s", resp.Status)
-	}
-	return nil
 }
 
 // metrics returns what the manager's metrics endpoint serves.
@@ -330,14 +260,4 @@ func (m *manager) metrics() (string, error) {
 		return "", fmt.Errorf("metrics: %s", resp.Status)
 	}
 	return string(body), nil
-}
-
-func (m *manager) stop() {
-	_ = m.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-m.done:
-	case <-time.After(30 * time.Second):
-		_ = m.cmd.Process.Kill()
-		<-m.done
-	}
 }

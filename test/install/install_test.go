@@ -53,6 +53,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 	"github.com/tdb-operator/tdb-operator/test/rbac"
 )
@@ -130,7 +131,7 @@ func flagValue(args []string, name string) string {
 func dryRunEach(ctx SpecContext, objs []*unstructured.Unstructured) (refused, warnings map[string]string) {
 	refused, warnings = map[string]string{}, map[string]string{}
 	for _, u := range objs {
-		out, errOut, err := kubectl(ctx, yamlOf(u), "apply", "--dry-run=server", "-f", "-")
+		out, errOut, err := fixture.Kubectl(ctx, cluster, yamlOf(u), "apply", "--dry-run=server", "-f", "-")
 		name := describeObj(u)
 		switch {
 		case err != nil:
@@ -314,7 +315,7 @@ var _ = Describe("config/default", Ordered, func() {
 	It("is accepted object by object by the API server's server-side dry run once the namespace exists, with no warning", func(ctx SpecContext) {
 		for _, u := range objs {
 			if u.GetKind() == "Namespace" {
-				_, errOut, err := kubectl(ctx, yamlOf(u), "apply", "-f", "-")
+				_, errOut, err := fixture.Kubectl(ctx, cluster, yamlOf(u), "apply", "-f", "-")
 				Expect(err).NotTo(HaveOccurred(), errOut)
 				Expect(errOut).To(BeEmpty())
 			}
@@ -326,7 +327,7 @@ var _ = Describe("config/default", Ordered, func() {
 		Expect(warnings).To(BeEmpty())
 
 		By("kustomize build config/default | kubectl apply --dry-run=server -f -")
-		out, errOut, err := kubectl(ctx, stream, "apply", "--dry-run=server", "-f", "-")
+		out, errOut, err := fixture.Kubectl(ctx, cluster, stream, "apply", "--dry-run=server", "-f", "-")
 		Expect(err).NotTo(HaveOccurred(), errOut)
 		Expect(errOut).To(BeEmpty())
 		accepted := strings.Count(out, "(server dry run)")
@@ -487,8 +488,8 @@ var _ = Describe("config/default", Ordered, func() {
 		// finds the Secret as the previous spec left it (not a key pair)
 		// and must replace it.
 		mgr := startManagerAs("system:serviceaccount:" + namespace + ":tdb-operator")
-		DeferCleanup(mgr.stop)
-		Eventually(mgr.ready, "60s").Should(Succeed(), "see %s", mgr.logPath)
+		DeferCleanup(mgr.Stop)
+		Eventually(mgr.Ready, "60s").Should(Succeed(), "see %s", mgr.LogPath)
 
 		var secret corev1.Secret
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "tdb-webhook-server-cert"}, &secret)).To(Succeed())
@@ -507,9 +508,9 @@ var _ = Describe("config/default", Ordered, func() {
 		}).Should(Succeed())
 		served := mgr.servedCertificate()
 		Expect(pemOf(served)).To(Equal(string(secret.Data["tls.crt"])))
-		log, err := os.ReadFile(mgr.logPath)
+		log, err := os.ReadFile(mgr.LogPath)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(string(log)).NotTo(ContainSubstring("forbidden"), "the manager was refused something its RBAC should grant; see %s", mgr.logPath)
+		Expect(string(log)).NotTo(ContainSubstring("forbidden"), "the manager was refused something its RBAC should grant; see %s", mgr.LogPath)
 	})
 
 	It("with --webhook-client-ca-name, answers only callers that present a certificate that CA signed: a pod cannot forge an admission request", func(ctx SpecContext) {
@@ -527,8 +528,8 @@ var _ = Describe("config/default", Ordered, func() {
 
 		apiServerCA := newTestCA("kube-apiserver webhook clients")
 		mgr := startManagerAs("system:serviceaccount:"+namespace+":tdb-operator", withClientCA(apiServerCA.pem))
-		DeferCleanup(mgr.stop)
-		Eventually(mgr.ready, "60s").Should(Succeed(), "see %s", mgr.logPath)
+		DeferCleanup(mgr.Stop)
+		Eventually(mgr.Ready, "60s").Should(Succeed(), "see %s", mgr.LogPath)
 		var secret corev1.Secret
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "tdb-webhook-server-cert"}, &secret)).To(Succeed())
 		servingCA := secret.Data["ca.crt"]

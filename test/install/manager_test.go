@@ -29,34 +29,21 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	. "github.com/onsi/gomega"
-	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/tdb-operator/tdb-operator/test/kwokenv"
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 )
 
-// localManager is the manager binary run as a local process against the
-// cluster, impersonating a user.
+// localManager is the manager run as a local process against the cluster,
+// impersonating a user, and the address of its webhook server.
 type localManager struct {
-	cmd                 *exec.Cmd
-	done                chan struct{}
-	readyz, webhookAddr string
-	logPath             string
-}
-
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
+	*fixture.Manager
+	webhookAddr string
 }
 
 // managerOption prepares a local manager's certificate directory before it
@@ -78,29 +65,9 @@ func withClientCA(caPEM []byte) managerOption {
 // operator flags (leader election, certificate rotation with config/default's
 // names), on loopback ports, as user.
 func startManagerAs(user string, opts ...managerOption) *localManager {
-	bin, err := kwokenv.BuildManager()
-	Expect(err).NotTo(HaveOccurred())
 	dir, err := os.MkdirTemp("", "tdb-install-manager-")
 	Expect(err).NotTo(HaveOccurred())
-
-	kubeconfig, err := clientcmd.LoadFromFile(cluster.Kubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	for _, a := range kubeconfig.AuthInfos {
-		a.Impersonate = user
-		a.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}
-	}
-	impersonating := filepath.Join(dir, "kubeconfig")
-	Expect(clientcmd.WriteToFile(*kubeconfig, impersonating)).To(Succeed())
-
-	webhookPort, probePort, metricsPort := freePort(), freePort(), freePort()
-	m := &localManager{
-		done:        make(chan struct{}),
-		readyz:      fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort),
-		webhookAddr: fmt.Sprintf("127.0.0.1:%d", webhookPort),
-		logPath:     filepath.Join(kwokenv.Root(), "bin", "cluster", "operator-"+clusterName+".log"),
-	}
-	logf, err := os.Create(m.logPath)
-	Expect(err).NotTo(HaveOccurred())
+	webhookPort, probePort, metricsPort := fixture.FreePort(), fixture.FreePort(), fixture.FreePort()
 	certDir := filepath.Join(dir, "certs")
 	args := []string{"--leader-elect", "--leader-election-namespace=" + namespace, "--cert-rotation=true",
 		"--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", webhookPort), "--webhook-cert-dir=" + certDir,
@@ -108,29 +75,11 @@ func startManagerAs(user string, opts ...managerOption) *localManager {
 	for _, opt := range opts {
 		args = append(args, opt(certDir)...)
 	}
-	m.cmd = exec.Command(bin, args...)
-	m.cmd.Env = append(os.Environ(), "KUBECONFIG="+impersonating, "POD_NAMESPACE="+namespace)
-	m.cmd.Stdout, m.cmd.Stderr = logf, logf
-	Expect(m.cmd.Start()).To(Succeed())
-	go func() { _ = m.cmd.Wait(); _ = logf.Close(); _ = os.RemoveAll(dir); close(m.done) }()
-	return m
-}
-
-func (m *localManager) ready() error {
-	select {
-	case <-m.done:
-		return fmt.Errorf("the manager exited; see %s", m.logPath)
-	default:
+	return &localManager{
+		Manager: fixture.StartManager(cluster, fixture.ManagerOptions{User: user, Namespace: namespace, Dir: dir,
+			Args: args, ProbeAddr: fmt.Sprintf("127.0.0.1:%d", probePort)}),
+		webhookAddr: fmt.Sprintf("127.0.0.1:%d", webhookPort),
 	}
-	resp, err := http.Get(m.readyz) //nolint:noctx // a local probe
-	if err != nil {
-		return err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("readyz: %s", resp.Status)
-	}
-	return nil
 }
 
 func (m *localManager) servedCertificate() *x509.Certificate {
@@ -138,16 +87,6 @@ func (m *localManager) servedCertificate() *x509.Certificate {
 	Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = conn.Close() }()
 	return conn.ConnectionState().PeerCertificates[0]
-}
-
-func (m *localManager) stop() {
-	_ = m.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-m.done:
-	case <-time.After(30 * time.Second):
-		_ = m.cmd.Process.Kill()
-		<-m.done
-	}
 }
 
 func pemOf(c *x509.Certificate) string {

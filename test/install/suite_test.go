@@ -48,11 +48,9 @@ import (
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
@@ -80,16 +78,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(kustomize).To(BeAnExistingFile())
 
 	By("bringing up a fresh cluster " + clusterName + " (2 zones x 2 nodes, API server on port 16443)")
-	Expect((&kwokenv.Cluster{Name: clusterName}).DownIfExists()).To(Succeed())
+	cluster = fixture.FreshCluster(clusterName, fmt.Sprintf("KUBE_APISERVER_PORT=%d", apiServerPort), "ZONES=2", "NODES_PER_ZONE=2")
 	var err error
-	cluster, err = kwokenv.Up(clusterName, fmt.Sprintf("KUBE_APISERVER_PORT=%d", apiServerPort), "ZONES=2", "NODES_PER_ZONE=2")
-	Expect(err).NotTo(HaveOccurred())
-	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	scheme := runtime.NewScheme()
-	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	Expect(apiextensionsv1.AddToScheme(scheme)).To(Succeed())
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	k8s, err = kwokenv.NewClient(cluster.Kubeconfig, apiextensionsv1.AddToScheme)
 	Expect(err).NotTo(HaveOccurred())
 
 	SetDefaultEventuallyTimeout(90 * time.Second)
@@ -97,14 +88,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 }, NodeTimeout(10*time.Minute))
 
 var _ = AfterSuite(func(ctx SpecContext) {
-	if cluster == nil {
-		return
-	}
-	if os.Getenv("TDB_INSTALL_KEEP_CLUSTER") != "" {
-		GinkgoWriter.Printf("keeping cluster %s: KUBECONFIG=%s\n", clusterName, cluster.Kubeconfig)
-		return
-	}
-	Expect(cluster.Down()).To(Succeed())
+	fixture.TearDown(cluster, "TDB_INSTALL_KEEP_CLUSTER", false)
 }, NodeTimeout(5*time.Minute))
 
 // build runs the pinned kustomize on a directory under config/.
@@ -114,17 +98,6 @@ func build(dir string) []byte {
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	Expect(cmd.Run()).To(Succeed(), "kustomize build config/%s: %s", dir, errOut.String())
 	return out.Bytes()
-}
-
-// kubectl runs the cluster's kubectl with stdin and returns its stdout and
-// stderr, and whether it succeeded.
-func kubectl(ctx context.Context, stdin []byte, args ...string) (stdout, stderr string, err error) {
-	cmd := cluster.Kubectl(ctx, args...)
-	cmd.Stdin = bytes.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	return out.String(), errOut.String(), err
 }
 
 // make runs a make target of the repository against the cluster.

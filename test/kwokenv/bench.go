@@ -96,14 +96,7 @@ func (b *Bench) Close(keep bool) {
 }
 
 // Ready tells whether the operator answers its readiness probe now.
-func (o *Operator) Ready() bool {
-	resp, err := http.Get(o.probe) //nolint:noctx // a local readiness probe
-	if err != nil {
-		return false
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
+func (o *Operator) Ready() bool { return ProbeOK(o.probe) == nil }
 
 // MetricLabel returns the value of label name in a Prometheus text-format
 // series such as `requests_total{code="200",method="GET"}`.

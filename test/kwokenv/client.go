@@ -18,7 +18,9 @@ package kwokenv
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,19 +28,37 @@ import (
 )
 
 // NewClient is a client for the cluster of kubeconfig that knows the core
-// types and TopologyDisruptionBudgets, with room for bursts of requests.
-func NewClient(kubeconfig string) (client.Client, error) {
+// types, TopologyDisruptionBudgets and the types more adds, with room for
+// bursts of requests.
+func NewClient(kubeconfig string, more ...func(*runtime.Scheme) error) (client.Client, error) {
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme, policyv1alpha1.AddToScheme}, more...) {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+// NewClientset is a clientset for the cluster of kubeconfig, with
+// NewClient's room for bursts.
+func NewClientset(kubeconfig string) (kubernetes.Interface, error) {
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	cfg.QPS, cfg.Burst = 200, 400
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := policyv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: scheme})
+	return cfg, nil
 }

@@ -251,12 +251,8 @@ func (o *Operator) waitReady(timeout time.Duration) error {
 			return fmt.Errorf("the manager exited (%w); see %s", o.exitErr, o.LogPath)
 		default:
 		}
-		resp, err := http.Get(o.probe) //nolint:noctx // a local readiness probe
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		if ProbeOK(o.probe) == nil {
+			return nil
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -275,6 +271,20 @@ func waitTLS(addr string, timeout time.Duration) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// ProbeOK asks a local HTTP endpoint such as a readiness probe: nil when
+// it answers 200 OK.
+func ProbeOK(url string) error {
+	resp, err := http.Get(url) //nolint:noctx // a local probe
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return nil
 }
 
 // Pid is the manager's process ID.

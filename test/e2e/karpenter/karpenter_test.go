@@ -54,6 +54,7 @@ import (
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
@@ -69,8 +70,6 @@ const (
 	disruptedTaint = "karpenter.sh/disrupted"
 	generationKey  = "e2e.tdb.dev/generation"
 )
-
-var zones = []string{"zone-a", "zone-b", "zone-c"}
 
 var (
 	keep    = flag.Bool("keep", false, "Keep the cluster at the end instead of tearing it down.")
@@ -303,7 +302,7 @@ func deploy(ctx context.Context, k8s client.Client, ns string, mode policyv1alph
 	if err := k8s.Create(ctx, tdb); err != nil {
 		return err
 	}
-	for _, z := range zones {
+	for _, z := range fixture.Zones {
 		if err := k8s.Create(ctx, statefulSet(ns, z)); err != nil {
 			return err
 		}
@@ -372,7 +371,7 @@ func mirrorsCounted(ctx context.Context, k8s client.Client, t *policyv1alpha1.To
 			counted++
 		}
 	}
-	return counted == len(zones), fmt.Sprintf("%d mirrors, %d counted", len(pdbs.Items), counted)
+	return counted == len(fixture.Zones), fmt.Sprintf("%d mirrors, %d counted", len(pdbs.Items), counted)
 }
 
 func nodeNames(ctx context.Context, k8s client.Client) (map[string]bool, error) {

@@ -46,6 +46,7 @@ import (
 
 	"github.com/tdb-operator/tdb-operator/internal/evictionwebhook"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
@@ -147,15 +148,15 @@ var _ = Describe("Every reader agrees", Serial, func() {
 
 			f := newFixture(ctx, "agree", 2)
 			lbls := map[string]string{"app": "web"}
-			Expect(k8s.Create(ctx, builders.Deployment("web").Namespace(f.ns).Labels(lbls).PodLabels(lbls).
-				Containers(corev1.Container{Name: "web", Image: "web:e2e"}).RequireNodeLabel(poolLabel, f.name).
-				Spread(zoneKey, corev1.DoNotSchedule).Spread(corev1.LabelHostname, corev1.ScheduleAnyway).
+			Expect(k8s.Create(ctx, builders.Deployment("web").Namespace(f.NS).Labels(lbls).PodLabels(lbls).
+				Containers(corev1.Container{Name: "web", Image: "web:e2e"}).RequireNodeLabel(fixture.PoolLabel, f.Name).
+				Spread(kwokenv.ZoneKey, corev1.DoNotSchedule).Spread(corev1.LabelHostname, corev1.ScheduleAnyway).
 				Replicas(9).Obj())).To(Succeed())
-			f.waitPodsReady(ctx, "web", 9)
-			f.createTDB(ctx, "web", zoneTDB("web", intstr.FromInt32(1)))
+			f.WaitPodsReady(ctx, "web", 9)
+			f.CreateTDB(ctx, "web", zoneTDB("web", intstr.FromInt32(1)))
 			f.waitDomains(ctx, "web", allZones(dom{3, 3, 1}))
-			old := f.allNodes()
-			f.addNodes(ctx, 2)
+			old := f.AllNodes()
+			f.AddNodes(ctx, 2)
 
 			By("every old node drained at once; meanwhile each pod's answer from can-drain and from both replicas, compared")
 			done := make(chan struct{})
@@ -188,19 +189,19 @@ var _ = Describe("Every reader agrees", Serial, func() {
 					break loop
 				default:
 				}
-				dc, _ := canDrain(ctx, f.allNodes())
+				dc, _ := canDrain(ctx, f.AllNodes())
 				now := time.Now()
 				samples++
 				seen := map[string]bool{}
 				for _, p := range dc.Pods {
-					if p.Namespace != f.ns {
+					if p.Namespace != f.NS {
 						continue
 					}
 					seen[p.Name] = true
 					answers := []bool{p.EvictableNow}
 					what := fmt.Sprintf("can-drain %v (%s)", p.EvictableNow, p.Reason)
 					for _, r := range replicas {
-						ok, msg := r.dryRunAllowed(ctx, f.ns, p.Name)
+						ok, msg := r.dryRunAllowed(ctx, f.NS, p.Name)
 						answers = append(answers, ok)
 						what += fmt.Sprintf("; %s %v %s", r.name, ok, msg)
 					}

@@ -27,12 +27,12 @@ import (
 	. "github.com/onsi/gomega"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 )
 
 const (
@@ -44,10 +44,10 @@ const (
 
 // webFixture: 2 nodes per zone, a StatefulSet "web" of 3 pods per zone
 // (2 on one node, 1 on the other), Ready.
-func webFixture(ctx context.Context, name string) *fixture {
+func webFixture(ctx context.Context, name string) *pool {
 	f := newFixture(ctx, name, 2)
 	f.createZoneStatefulSets(ctx, "web", 3)
-	f.waitPodsReady(ctx, "web", 9)
+	f.WaitPodsReady(ctx, "web", 9)
 	return f
 }
 
@@ -70,8 +70,8 @@ var _ = Describe("can-drain and why agree with the API server's dry-run eviction
 		SpecTimeout(4*time.Minute), func(ctx SpecContext) {
 			f := webFixture(ctx, "zones")
 			f.createDaemonSet(ctx, "agent")
-			f.waitPodsReady(ctx, "agent", 6)
-			f.createTDB(ctx, "web", zoneTDB("web", intstr.FromInt32(1)))
+			f.WaitPodsReady(ctx, "agent", 6)
+			f.CreateTDB(ctx, "web", zoneTDB("web", intstr.FromInt32(1)))
 			f.waitDomains(ctx, "web", allZones(dom{3, 3, 1}))
 
 			By("a zone-a node with 2 pods: each may go alone, not both (zone-a allows 1)")
@@ -97,10 +97,10 @@ var _ = Describe("can-drain and why agree with the API server's dry-run eviction
 			expectVerify(ctx, []string{oneA, oneB}, 0)
 
 			By("the real thing: of the 2 pods on " + two + ", evicted one after the other, the second is refused")
-			Expect(evict(ctx, f.ns, twoPods[0])).To(Succeed())
-			err := evict(ctx, f.ns, twoPods[1])
+			Expect(f.Evict(ctx, twoPods[0])).To(Succeed())
+			err := f.Evict(ctx, twoPods[1])
 			Expect(apierrors.IsTooManyRequests(err)).To(BeTrue(), "second eviction in zone-a: want 429, got %v", err)
-			f.waitPodsReady(ctx, "web", 9)
+			f.WaitPodsReady(ctx, "web", 9)
 			f.waitDomains(ctx, "web", allZones(dom{3, 3, 1}))
 
 			By("zone-b one short (an unready pod), zone-c two short (two unready pods)")
@@ -108,9 +108,9 @@ var _ = Describe("can-drain and why agree with the API server's dry-run eviction
 			f.setReady(ctx, "web-zone-c-0", false)
 			f.setReady(ctx, "web-zone-c-1", false)
 			f.waitDomains(ctx, "web", map[string]dom{"zone-a": {3, 3, 1}, "zone-b": {2, 3, 0}, "zone-c": {1, 3, 0}})
-			_, dry := f.expectAgreement(ctx, f.allNodes())
+			_, dry := f.expectAgreement(ctx, f.AllNodes())
 			expectMixed(dry)
-			expectVerify(ctx, f.allNodes(), 1)
+			expectVerify(ctx, f.AllNodes(), 1)
 
 			By("why: a Ready pod of zone-b is refused (exit 1) and the hints name zone-b")
 			ec := f.expectWhy(ctx, "web-zone-b-1")
@@ -122,7 +122,7 @@ var _ = Describe("can-drain and why agree with the API server's dry-run eviction
 			}
 
 			By("plan over zone-c's nodes: nothing there can go, exit 1 and the nodes blocked")
-			zoneC := f.zoneNodes("zone-c")
+			zoneC := f.ZoneNodes("zone-c")
 			r := tdb(ctx, append(append([]string{"plan"}, zoneC...), "--ignore-daemonsets", "-o", "json")...)
 			Expect(r.Exit).To(Equal(1), "%s", r)
 			plan := decode[drainPlan](r, "DrainPlan")
@@ -138,7 +138,7 @@ var _ = Describe("can-drain and why agree with the API server's dry-run eviction
 			f.expectStatus(ctx)
 
 			By("without --ignore-daemonsets drain would refuse to start: drainErrors name the DaemonSet pod, exit 1")
-			agents := f.podsOn(ctx, "agent")[oneA]
+			agents := f.PodsByNode(ctx, "agent")[oneA]
 			Expect(agents).To(HaveLen(1))
 			r = tdb(ctx, "can-drain", oneA, "-o", "json")
 			Expect(r.Exit).To(Equal(1), "%s", r)
@@ -155,7 +155,7 @@ var _ = Describe("can-drain and why agree with the API server's dry-run eviction
 			f := webFixture(ctx, "mdd")
 			spec := zoneTDB("web", intstr.FromInt32(1))
 			spec.MaxDisruptedDomains = ptr.To[int32](1)
-			f.createTDB(ctx, "web", spec)
+			f.CreateTDB(ctx, "web", spec)
 			f.waitDomains(ctx, "web", allZones(dom{3, 3, 1}))
 
 			By("the 1-pod nodes of zone-a and zone-b")
@@ -171,9 +171,9 @@ var _ = Describe("can-drain and why agree with the API server's dry-run eviction
 			By("zone-b disrupted by an unready pod")
 			f.setReady(ctx, "web-zone-b-0", false)
 			f.waitDomains(ctx, "web", map[string]dom{"zone-a": {3, 3, 0}, "zone-b": {2, 3, 0}, "zone-c": {3, 3, 0}})
-			_, dry := f.expectAgreement(ctx, f.allNodes())
+			_, dry := f.expectAgreement(ctx, f.AllNodes())
 			expectMixed(dry)
-			expectVerify(ctx, f.allNodes(), 1)
+			expectVerify(ctx, f.AllNodes(), 1)
 			ec := f.expectWhy(ctx, "web-zone-a-0")
 			Expect(ec.EvictableNow).To(BeFalse(), "zone-b is disrupted and maxDisruptedDomains is 1")
 			Expect(strings.Join(ec.Hints, "\n")).To(MatchRegexp(`zone-[ab]`), "hints of a pod refused under maxDisruptedDomains")
@@ -184,7 +184,7 @@ var _ = Describe("can-drain and why agree with the API server's dry-run eviction
 		SpecTimeout(3*time.Minute), func(ctx SpecContext) {
 			f := webFixture(ctx, "term")
 			covered := map[string]bool{}
-			for _, z := range zones {
+			for _, z := range fixture.Zones {
 				n, _ := f.nodeWith(ctx, "web", z, 2)
 				labelNodes(ctx, coveredLabel, "true", n)
 				covered[n] = true
@@ -193,7 +193,7 @@ var _ = Describe("can-drain and why agree with the API server's dry-run eviction
 			spec.NodeSelectorTerm = &policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{
 				{Key: coveredLabel, Operator: "In", Values: []string{"true"}},
 			}}
-			f.createTDB(ctx, "web", spec)
+			f.CreateTDB(ctx, "web", spec)
 			f.waitDomains(ctx, "web", allZones(dom{2, 2, 1}))
 
 			By("an unready pod on zone-b's covered node (zone-b short), one on zone-a's uncovered node (no budget counts it)")
@@ -202,7 +202,7 @@ var _ = Describe("can-drain and why agree with the API server's dry-run eviction
 			f.setReady(ctx, bPods[0], false)
 			f.setReady(ctx, aPods[0], false)
 			f.waitDomains(ctx, "web", map[string]dom{"zone-a": {2, 2, 1}, "zone-b": {1, 2, 0}, "zone-c": {2, 2, 1}})
-			dc, dry := f.expectAgreement(ctx, f.allNodes())
+			dc, dry := f.expectAgreement(ctx, f.AllNodes())
 			expectMixed(dry)
 			for _, p := range dc.Pods {
 				var named []string
@@ -218,7 +218,7 @@ var _ = Describe("can-drain and why agree with the API server's dry-run eviction
 					Expect(kindsOf(p.BlockedBy)).NotTo(ContainElement(kindTDB), "pod on uncovered node %s: %s", p.Node, p)
 				}
 			}
-			expectVerify(ctx, f.allNodes(), 1)
+			expectVerify(ctx, f.AllNodes(), 1)
 			Expect(f.expectWhy(ctx, bPods[1]).EvictableNow).To(BeFalse(), "a Ready pod on %s, zone-b allows nothing", coveredB)
 			f.expectWhy(ctx, aPods[0])
 			f.expectStatus(ctx)
@@ -227,13 +227,13 @@ var _ = Describe("can-drain and why agree with the API server's dry-run eviction
 	It("a policy/v1 PDB and a TDB over the same pods: the PDB refusing what the TDB allows, then the TDB refusing what the PDB allows",
 		SpecTimeout(3*time.Minute), func(ctx SpecContext) {
 			f := webFixture(ctx, "pdb")
-			f.createTDB(ctx, "web", zoneTDB("web", intstr.FromInt32(1)))
-			f.createPDB(ctx, "web", "web", 0)
+			f.CreateTDB(ctx, "web", zoneTDB("web", intstr.FromInt32(1)))
+			f.CreatePDB(ctx, "web", "web", 0)
 			f.waitDomains(ctx, "web", allZones(dom{3, 3, 1}))
-			f.waitPDB(ctx, "web", 9, 9, 0)
+			f.WaitPDB(ctx, "web", 9, 9, 0)
 
 			By("PDB maxUnavailable 0, TDB allows 1 per zone: every pod refused, by the PDB alone")
-			dc, dry := f.expectAgreement(ctx, f.allNodes())
+			dc, dry := f.expectAgreement(ctx, f.AllNodes())
 			for _, p := range dc.Pods {
 				Expect(dry[p.key()]).To(BeFalse(), "the PDB allows nothing, yet the server allowed %s", p.key())
 				Expect(kindsOf(p.BlockedBy)).To(Equal([]string{kindPDB}), "%s", p)
@@ -244,14 +244,14 @@ var _ = Describe("can-drain and why agree with the API server's dry-run eviction
 
 			By("PDB maxUnavailable 2 and zone-b short: zone-b's Ready pods refused, by the TDB alone")
 			var pdb policyv1.PodDisruptionBudget
-			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "web"}, &pdb)).To(Succeed())
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: "web"}, &pdb)).To(Succeed())
 			patch := client.MergeFrom(pdb.DeepCopy())
 			pdb.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(2))
 			Expect(k8s.Patch(ctx, &pdb, patch)).To(Succeed())
 			f.setReady(ctx, "web-zone-b-0", false)
-			f.waitPDB(ctx, "web", 9, 8, 1)
+			f.WaitPDB(ctx, "web", 9, 8, 1)
 			f.waitDomains(ctx, "web", map[string]dom{"zone-a": {3, 3, 1}, "zone-b": {2, 3, 0}, "zone-c": {3, 3, 1}})
-			dc, dry = f.expectAgreement(ctx, f.allNodes())
+			dc, dry = f.expectAgreement(ctx, f.AllNodes())
 			expectMixed(dry)
 			for _, p := range dc.Pods {
 				if !p.EvictableNow {
@@ -260,12 +260,7 @@ var _ = Describe("can-drain and why agree with the API server's dry-run eviction
 			}
 			Expect(f.expectWhy(ctx, "web-zone-b-1").EvictableNow).To(BeFalse())
 			f.expectWhy(ctx, "web-zone-b-0")
-			expectVerify(ctx, f.allNodes(), 1)
+			expectVerify(ctx, f.AllNodes(), 1)
 			f.expectStatus(ctx)
 		})
 })
-
-// evict calls the Eviction API for one pod for real, as kubectl drain does.
-func evict(ctx context.Context, ns, pod string) error {
-	return cs.PolicyV1().Evictions(ns).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod}})
-}

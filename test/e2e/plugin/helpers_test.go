@@ -44,16 +44,9 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
-
-const (
-	zoneKey = kwokenv.ZoneKey
-	// poolLabel pins a spec's workload to the nodes the spec added.
-	poolLabel = "e2e.tdb.dev/pool"
-)
-
-var zones = []string{"zone-a", "zone-b", "zone-c"}
 
 // ---------------------------------------------------------------------------
 // running the plugin
@@ -70,12 +63,12 @@ func (r cmdResult) String() string {
 		indent(r.Stdout), indent(r.Stderr))
 }
 
+// indent sets command output off as a block, saying so when it is empty.
 func indent(s string) string {
-	s = strings.TrimRight(s, "\n")
-	if s == "" {
-		return "    (empty)"
+	if q := fixture.Quoted(s); q != "" {
+		return q
 	}
-	return "    | " + strings.ReplaceAll(s, "\n", "\n    | ")
+	return "    (empty)"
 }
 
 // kubectl runs the cluster's kubectl with the plugin's directory first on
@@ -238,84 +231,17 @@ func canDrain(ctx context.Context, nodes []string, extra ...string) (*drainCheck
 }
 
 // ---------------------------------------------------------------------------
-// fixture: a namespace and nodes of one spec
+// a spec's namespace and nodes
 
-type fixture struct {
-	// name is the node prefix and pool label value; the namespace is plugin-<name>.
-	name, ns string
-
-	mu    sync.Mutex
-	nodes map[string][]string // zone -> nodes this spec added
-}
+// pool is a spec's fixture.Pool, in namespace plugin-<name>.
+type pool struct{ *fixture.Pool }
 
 // newFixture makes the spec's namespace and nodesPerZone fresh nodes in each
 // zone, and registers their removal.
-func newFixture(ctx context.Context, name string, nodesPerZone int) *fixture {
-	f := &fixture{name: name, ns: "plugin-" + name, nodes: map[string][]string{}}
-	DeferCleanup(f.cleanup, NodeTimeout(3*time.Minute))
-	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}})).To(Succeed())
-	// Pods are refused until the namespace's default ServiceAccount exists.
-	Eventually(ctx, func() error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "default"}, &corev1.ServiceAccount{})
-	}).Should(Succeed())
-	f.addNodes(ctx, nodesPerZone)
+func newFixture(ctx context.Context, name string, nodesPerZone int) *pool {
+	f := &pool{fixture.NewPool(ctx, suiteEnv(), name, "plugin-"+name, nodesPerZone)}
+	f.ReadyWithin = 2 * time.Minute
 	return f
-}
-
-// addNodes adds n labelled nodes in every zone, the zones in parallel, and
-// returns them by zone.
-func (f *fixture) addNodes(ctx context.Context, n int) map[string][]string {
-	added := map[string][]string{}
-	var wg sync.WaitGroup
-	errs := make([]error, len(zones))
-	for i, z := range zones {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			names, err := cluster.AddNodesWithPrefix(ctx, f.name, z, n, map[string]string{poolLabel: f.name})
-			f.mu.Lock()
-			added[z] = names
-			f.nodes[z] = append(f.nodes[z], names...)
-			f.mu.Unlock()
-			errs[i] = err
-		}()
-	}
-	wg.Wait()
-	Expect(errors.Join(errs...)).NotTo(HaveOccurred())
-	return added
-}
-
-// zoneNodes are the spec's nodes in zone.
-func (f *fixture) zoneNodes(zone string) []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.nodes[zone]...)
-}
-
-func (f *fixture) allNodes() []string {
-	var out []string
-	for _, z := range zones {
-		out = append(out, f.zoneNodes(z)...)
-	}
-	return out
-}
-
-// cleanup deletes the spec's namespace (and waits for its pods to be gone)
-// and then its nodes.
-func (f *fixture) cleanup(ctx SpecContext) {
-	err := k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}})
-	if err != nil && !apierrors.IsNotFound(err) {
-		Fail(fmt.Sprintf("deleting namespace %s: %v", f.ns, err))
-	}
-	Eventually(ctx, func() bool {
-		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Name: f.ns}, &corev1.Namespace{}))
-	}).WithTimeout(2*time.Minute).Should(BeTrue(), "namespace %s is not gone", f.ns)
-	for _, n := range f.allNodes() {
-		err := k8s.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			Fail(fmt.Sprintf("deleting node %s: %v", n, err))
-		}
-	}
 }
 
 // labelNodes sets a label on nodes.
@@ -333,12 +259,12 @@ func labelNodes(ctx context.Context, key, value string, nodes ...string) {
 // zone's schedulable nodes with maxSkew 1 (a hard constraint that ignores
 // cordoned nodes, so that replacements can pile up on spare nodes): with as
 // many pods as nodes, one pod per node; with 3 pods on 2 nodes, 2 and 1.
-func (f *fixture) createZoneStatefulSets(ctx context.Context, app string, perZone int32) {
-	for _, z := range zones {
+func (f *pool) createZoneStatefulSets(ctx context.Context, app string, perZone int32) {
+	for _, z := range fixture.Zones {
 		lbls := map[string]string{"app": app, "zone": z}
-		sts := builders.StatefulSet(app+"-"+z).Namespace(f.ns).Labels(lbls).PodLabels(lbls).
+		sts := builders.StatefulSet(app+"-"+z).Namespace(f.NS).Labels(lbls).PodLabels(lbls).
 			Containers(corev1.Container{Name: app, Image: app + ":e2e"}).
-			RequireNodeLabel(poolLabel, f.name).RequireNodeLabel(zoneKey, z).
+			RequireNodeLabel(fixture.PoolLabel, f.Name).RequireNodeLabel(kwokenv.ZoneKey, z).
 			Spread(corev1.LabelHostname, corev1.DoNotSchedule).
 			Replicas(perZone).ParallelPodManagement().Obj()
 		for i := range sts.Spec.Template.Spec.TopologySpreadConstraints {
@@ -349,36 +275,12 @@ func (f *fixture) createZoneStatefulSets(ctx context.Context, app string, perZon
 }
 
 // createDaemonSet runs a DaemonSet app on every node of the spec.
-func (f *fixture) createDaemonSet(ctx context.Context, app string) {
+func (f *pool) createDaemonSet(ctx context.Context, app string) {
 	lbls := map[string]string{"app": app}
-	ds := builders.DaemonSet(app).Namespace(f.ns).Labels(lbls).PodLabels(lbls).
+	ds := builders.DaemonSet(app).Namespace(f.NS).Labels(lbls).PodLabels(lbls).
 		Containers(corev1.Container{Name: app, Image: app + ":e2e"}).
-		RequireNodeLabel(poolLabel, f.name).Obj()
+		RequireNodeLabel(fixture.PoolLabel, f.Name).Obj()
 	Expect(k8s.Create(ctx, ds)).To(Succeed())
-}
-
-// pods lists app's pods (all pods of the namespace for "").
-func (f *fixture) pods(ctx context.Context, app string) []corev1.Pod {
-	var pods corev1.PodList
-	opts := []client.ListOption{client.InNamespace(f.ns)}
-	if app != "" {
-		opts = append(opts, client.MatchingLabels{"app": app})
-	}
-	Expect(k8s.List(ctx, &pods, opts...)).To(Succeed())
-	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
-	return pods.Items
-}
-
-func isReady(p *corev1.Pod) bool {
-	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func isDaemonSetPod(p *corev1.Pod) bool {
@@ -386,43 +288,10 @@ func isDaemonSetPod(p *corev1.Pod) bool {
 	return ref != nil && ref.Kind == "DaemonSet"
 }
 
-// waitPodsReady waits until app has exactly n pods, all Ready, none on the
-// given nodes.
-func (f *fixture) waitPodsReady(ctx context.Context, app string, n int, notOn ...string) {
-	avoid := map[string]bool{}
-	for _, node := range notOn {
-		avoid[node] = true
-	}
-	Eventually(ctx, func(g Gomega) {
-		pods := f.pods(ctx, app)
-		ready := 0
-		for i := range pods {
-			p := &pods[i]
-			g.Expect(avoid[p.Spec.NodeName]).To(BeFalse(), "pod %s is on drained node %s", p.Name, p.Spec.NodeName)
-			if isReady(p) {
-				ready++
-			}
-		}
-		g.Expect(len(pods)).To(Equal(n), "pods of %s", app)
-		g.Expect(ready).To(Equal(n), "Ready pods of %s", app)
-	}).WithTimeout(2 * time.Minute).Should(Succeed())
-}
-
-// podsOn maps node -> names of app's pods on it, sorted.
-func (f *fixture) podsOn(ctx context.Context, app string) map[string][]string {
-	out := map[string][]string{}
-	for _, p := range f.pods(ctx, app) {
-		if p.DeletionTimestamp == nil && p.Spec.NodeName != "" {
-			out[p.Spec.NodeName] = append(out[p.Spec.NodeName], p.Name)
-		}
-	}
-	return out
-}
-
 // nodeWith is the spec's node of zone that holds exactly n of app's pods.
-func (f *fixture) nodeWith(ctx context.Context, app, zone string, n int) (string, []string) {
-	on := f.podsOn(ctx, app)
-	for _, node := range f.zoneNodes(zone) {
+func (f *pool) nodeWith(ctx context.Context, app, zone string, n int) (string, []string) {
+	on := f.PodsByNode(ctx, app)
+	for _, node := range f.ZoneNodes(zone) {
 		if len(on[node]) == n {
 			return node, on[node]
 		}
@@ -433,14 +302,14 @@ func (f *fixture) nodeWith(ctx context.Context, app, zone string, n int) (string
 
 // setReady turns a pod's readiness on or off, as a failing readiness probe
 // would: kwok's pod stage only acts on Pending pods, so the change stays.
-func (f *fixture) setReady(ctx context.Context, pod string, ready bool) {
+func (f *pool) setReady(ctx context.Context, pod string, ready bool) {
 	status := corev1.ConditionFalse
 	if ready {
 		status = corev1.ConditionTrue
 	}
 	Eventually(ctx, func() error {
 		var p corev1.Pod
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: pod}, &p); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: pod}, &p); err != nil {
 			return err
 		}
 		now := metav1.Now()
@@ -464,24 +333,9 @@ func (f *fixture) setReady(ctx context.Context, pod string, ready bool) {
 func zoneTDB(app string, maxUnavailable intstr.IntOrString) policyv1alpha1.TopologyDisruptionBudgetSpec {
 	return policyv1alpha1.TopologyDisruptionBudgetSpec{
 		Selector:       policyv1alpha1.SetAsLabelSelector(map[string]string{"app": app}),
-		TopologyKey:    zoneKey,
+		TopologyKey:    kwokenv.ZoneKey,
 		MaxUnavailable: ptr.To(maxUnavailable),
 	}
-}
-
-func (f *fixture) createTDB(ctx context.Context, name string, spec policyv1alpha1.TopologyDisruptionBudgetSpec) {
-	Expect(k8s.Create(ctx, builders.Budget(name).Namespace(f.ns).Spec(spec).Obj())).To(Succeed())
-}
-
-func (f *fixture) createPDB(ctx context.Context, name, app string, maxUnavailable int32) {
-	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
-			MaxUnavailable: ptr.To(intstr.FromInt32(maxUnavailable)),
-		},
-	}
-	Expect(k8s.Create(ctx, pdb)).To(Succeed())
 }
 
 // dom is what one domain of a budget's status should show.
@@ -494,10 +348,10 @@ func allZones(d dom) map[string]dom {
 
 // waitDomains waits until the budget's status is current, holds no
 // eviction record and shows exactly these domains.
-func (f *fixture) waitDomains(ctx context.Context, name string, want map[string]dom) {
+func (f *pool) waitDomains(ctx context.Context, name string, want map[string]dom) {
 	Eventually(ctx, func(g Gomega) {
 		var tdb policyv1alpha1.TopologyDisruptionBudget
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &tdb)).To(Succeed())
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: name}, &tdb)).To(Succeed())
 		st := tdb.Status
 		g.Expect(st.ObservedGeneration).To(Equal(tdb.Generation), "observedGeneration of %s", name)
 		g.Expect(st.DisruptedPods).To(BeEmpty(), "eviction records of %s", name)
@@ -509,30 +363,17 @@ func (f *fixture) waitDomains(ctx context.Context, name string, want map[string]
 	}).WithTimeout(2 * time.Minute).Should(Succeed())
 }
 
-// waitPDB waits until a policy/v1 PDB's status (computed by the real
-// disruption controller) is current and shows the numbers.
-func (f *fixture) waitPDB(ctx context.Context, name string, expected, healthy, allowed int32) {
-	Eventually(ctx, func(g Gomega) {
-		var pdb policyv1.PodDisruptionBudget
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &pdb)).To(Succeed())
-		st := pdb.Status
-		g.Expect(st.ObservedGeneration).To(Equal(pdb.Generation))
-		g.Expect([]int32{st.ExpectedPods, st.CurrentHealthy, st.DisruptionsAllowed}).
-			To(Equal([]int32{expected, healthy, allowed}), "PDB %s expected/healthy/allowed", name)
-	}).WithTimeout(2 * time.Minute).Should(Succeed())
-}
-
 // snapshot is everything in the namespace an eviction decision depends on
 // (pods, their nodes and readiness; the budgets' numbers and records), as
 // one string: equal snapshots before and after a comparison mean nothing
 // changed in between. blockedSince is left out: a refused dry run may set it.
-func (f *fixture) snapshot(ctx context.Context) string {
+func (f *pool) snapshot(ctx context.Context) string {
 	var b strings.Builder
-	for _, p := range f.pods(ctx, "") {
-		fmt.Fprintf(&b, "pod %s %s node=%s ready=%v deleting=%v\n", p.Name, p.UID, p.Spec.NodeName, isReady(&p), p.DeletionTimestamp != nil)
+	for _, p := range f.Pods(ctx, "") {
+		fmt.Fprintf(&b, "pod %s %s node=%s ready=%v deleting=%v\n", p.Name, p.UID, p.Spec.NodeName, kwokenv.PodReady(&p), p.DeletionTimestamp != nil)
 	}
 	var tdbs policyv1alpha1.TopologyDisruptionBudgetList
-	Expect(k8s.List(ctx, &tdbs, client.InNamespace(f.ns))).To(Succeed())
+	Expect(k8s.List(ctx, &tdbs, client.InNamespace(f.NS))).To(Succeed())
 	for _, t := range tdbs.Items {
 		fmt.Fprintf(&b, "tdb %s gen=%d/%d records=%d", t.Name, t.Generation, t.Status.ObservedGeneration, len(t.Status.DisruptedPods))
 		for _, d := range t.Status.Domains {
@@ -541,14 +382,14 @@ func (f *fixture) snapshot(ctx context.Context) string {
 		b.WriteString("\n")
 	}
 	var pdbs policyv1.PodDisruptionBudgetList
-	Expect(k8s.List(ctx, &pdbs, client.InNamespace(f.ns))).To(Succeed())
+	Expect(k8s.List(ctx, &pdbs, client.InNamespace(f.NS))).To(Succeed())
 	for _, p := range pdbs.Items {
 		st := p.Status
 		fmt.Fprintf(&b, "pdb %s gen=%d/%d %d/%d/%d/%d disrupted=%d\n", p.Name, p.Generation, st.ObservedGeneration,
 			st.CurrentHealthy, st.ExpectedPods, st.DesiredHealthy, st.DisruptionsAllowed, len(st.DisruptedPods))
 	}
 	var nodes corev1.NodeList
-	Expect(k8s.List(ctx, &nodes, client.MatchingLabels{poolLabel: f.name})).To(Succeed())
+	Expect(k8s.List(ctx, &nodes, client.MatchingLabels{fixture.PoolLabel: f.Name})).To(Succeed())
 	for _, n := range nodes.Items {
 		fmt.Fprintf(&b, "node %s unschedulable=%v labels=%v\n", n.Name, n.Spec.Unschedulable, n.Labels)
 	}
@@ -563,10 +404,7 @@ func (f *fixture) snapshot(ctx context.Context) string {
 // webhook and core's PodDisruptionBudget check; nothing is charged. A 429 is
 // "no"; any other error fails the spec.
 func dryRunEvict(ctx context.Context, ns, name string) (bool, string) {
-	err := cs.PolicyV1().Evictions(ns).Evict(ctx, &policyv1.Eviction{
-		ObjectMeta:    metav1.ObjectMeta{Namespace: ns, Name: name},
-		DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}},
-	})
+	err := fixture.Evict(ctx, cs, ns, name, true)
 	switch {
 	case err == nil:
 		return true, "allowed"
@@ -649,7 +487,7 @@ func keys(m map[string]bool) []string {
 //   - allowedTogether is false when some pod cannot go alone.
 //
 // It returns the plugin's answer and the dry-run answers by ns/name.
-func (f *fixture) expectAgreement(ctx context.Context, nodes []string) (*drainCheck, map[string]bool) {
+func (f *pool) expectAgreement(ctx context.Context, nodes []string) (*drainCheck, map[string]bool) {
 	for attempt := 1; attempt <= 3; attempt++ {
 		before := f.snapshot(ctx)
 		dc, r := canDrain(ctx, nodes)
@@ -670,15 +508,15 @@ func (f *fixture) expectAgreement(ctx context.Context, nodes []string) (*drainCh
 		for _, n := range nodes {
 			wanted[n] = true
 		}
-		for _, p := range f.pods(ctx, "") {
+		for _, p := range f.Pods(ctx, "") {
 			if !wanted[p.Spec.NodeName] {
 				continue
 			}
 			if isDaemonSetPod(&p) {
-				daemonSetPods[f.ns+"/"+p.Name] = true
+				daemonSetPods[f.NS+"/"+p.Name] = true
 				continue
 			}
-			onNodes[f.ns+"/"+p.Name] = p.Spec.NodeName
+			onNodes[f.NS+"/"+p.Name] = p.Spec.NodeName
 		}
 
 		listed, notEvictable := map[string]bool{}, map[string]bool{}
@@ -709,7 +547,7 @@ func (f *fixture) expectAgreement(ctx context.Context, nodes []string) (*drainCh
 		}
 		return dc, dry
 	}
-	Fail("the namespace " + f.ns + " never held still for a comparison")
+	Fail("the namespace " + f.NS + " never held still for a comparison")
 	return nil, nil
 }
 
@@ -739,12 +577,12 @@ func expectMixed(dry map[string]bool) {
 // expectWhy runs `kubectl tdb why POD -n NS -o json` and checks it against
 // the server's dry-run eviction: exit 0 and evictableNow when allowed, exit
 // 1 and not evictableNow when refused. It returns the document.
-func (f *fixture) expectWhy(ctx context.Context, pod string) *evictionCheck {
-	r := tdb(ctx, "why", pod, "-n", f.ns, "-o", "json")
+func (f *pool) expectWhy(ctx context.Context, pod string) *evictionCheck {
+	r := tdb(ctx, "why", pod, "-n", f.NS, "-o", "json")
 	Expect(r.Exit).To(BeElementOf(0, 1), "%s", r)
 	ec := decode[evictionCheck](r, "EvictionCheck")
-	Expect(ec.key()).To(Equal(f.ns+"/"+pod), "%s", r)
-	allowed, answer := dryRunEvict(ctx, f.ns, pod)
+	Expect(ec.key()).To(Equal(f.NS+"/"+pod), "%s", r)
+	allowed, answer := dryRunEvict(ctx, f.NS, pod)
 	Expect(ec.EvictableNow).To(Equal(allowed), "why %s: evictableNow vs the server's dry-run eviction (%s):\n%s", pod, answer, r)
 	if allowed {
 		Expect(r.Exit).To(Equal(0), "%s", r)
@@ -767,7 +605,7 @@ func expectVerify(ctx context.Context, nodes []string, wantExit int) {
 // compares every TopologyDisruptionBudget of the cluster with its item:
 // each domain's healthy, expected, desired and allowed. Taken again if a
 // budget changed during the call.
-func (f *fixture) expectStatus(ctx context.Context) {
+func (f *pool) expectStatus(ctx context.Context) {
 	for attempt := 1; attempt <= 3; attempt++ {
 		var before, after policyv1alpha1.TopologyDisruptionBudgetList
 		Expect(k8s.List(ctx, &before)).To(Succeed())
@@ -798,18 +636,18 @@ func (f *fixture) expectStatus(ctx context.Context) {
 			Expect(got).To(Equal(want), "domains of %s/%s as [healthy expected desired allowed]:\n%s", t.Namespace, t.Name, r)
 		}
 
-		rn := tdb(ctx, "status", "-n", f.ns, "-o", "json")
+		rn := tdb(ctx, "status", "-n", f.NS, "-o", "json")
 		Expect(rn.Exit).To(Equal(0), "%s", rn)
 		var names, want []string
 		for _, it := range decode[budgetStatusList](rn, "BudgetStatusList").Items {
 			names = append(names, it.Namespace+"/"+it.Name)
 		}
 		for _, t := range after.Items {
-			if t.Namespace == f.ns {
+			if t.Namespace == f.NS {
 				want = append(want, t.Namespace+"/"+t.Name)
 			}
 		}
-		Expect(names).To(ConsistOf(want), "status -n %s:\n%s", f.ns, rn)
+		Expect(names).To(ConsistOf(want), "status -n %s:\n%s", f.NS, rn)
 		return
 	}
 	Fail("the budgets never held still for a status comparison")

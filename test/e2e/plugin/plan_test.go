@@ -30,6 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 )
 
 // zoneAtATime: all of a zone's pods may go at once, one zone at a time.
@@ -59,25 +60,25 @@ var _ = Describe("plan", func() {
 			f := newFixture(ctx, name, 4)
 			f.createZoneStatefulSets(ctx, "db", 4)
 			f.createDaemonSet(ctx, "agent")
-			f.waitPodsReady(ctx, "db", 12)
-			f.waitPodsReady(ctx, "agent", 12)
-			planned := f.allNodes()
-			on := f.podsOn(ctx, "db")
+			f.WaitPodsReady(ctx, "db", 12)
+			f.WaitPodsReady(ctx, "agent", 12)
+			planned := f.AllNodes()
+			on := f.PodsByNode(ctx, "db")
 			zoneOf := map[string]string{}
-			for _, z := range zones {
-				for _, n := range f.zoneNodes(z) {
+			for _, z := range fixture.Zones {
+				for _, n := range f.ZoneNodes(z) {
 					zoneOf[n] = z
 					Expect(on[n]).To(HaveLen(1), "one pod of db on each node: %v", on)
 				}
 			}
-			f.createTDB(ctx, "db", spec)
+			f.CreateTDB(ctx, "db", spec)
 			f.waitDomains(ctx, "db", allZones(dom{4, 4, allowed}))
 
 			By("cordoning the 12 planned nodes, then adding a spare node per zone for the replacements")
 			r := kubectl(ctx, append([]string{"cordon"}, planned...)...)
 			Expect(r.Exit).To(Equal(0), "%s", r)
-			f.addNodes(ctx, 1)
-			f.waitPodsReady(ctx, "agent", 15)
+			f.AddNodes(ctx, 1)
+			f.WaitPodsReady(ctx, "agent", 15)
 
 			By("kubectl tdb plan")
 			r = tdb(ctx, append(append([]string{"plan"}, planned...), "--ignore-daemonsets", "--delete-emptydir-data", "-o", "json")...)
@@ -121,12 +122,12 @@ var _ = Describe("plan", func() {
 				var refusals []string
 				for _, res := range results {
 					Expect(res.Exit).To(Equal(0), "kubectl drain %s:\n%s", res.Node, res.cmdResult)
-					Expect(res.Stdout).To(ContainSubstring("evicting pod %s/%s\n", f.ns, on[res.Node][0]), "kubectl drain %s did not evict its pod:\n%s", res.Node, res.cmdResult)
+					Expect(res.Stdout).To(ContainSubstring("evicting pod %s/%s\n", f.NS, on[res.Node][0]), "kubectl drain %s did not evict its pod:\n%s", res.Node, res.cmdResult)
 					refusals = append(refusals, res.Refusals()...)
 				}
 				Expect(refusals).To(BeEmpty(), "wave %d met refusals", i+1)
 				drained = append(drained, w.Nodes...)
-				f.waitPodsReady(ctx, "db", 12, drained...)
+				f.WaitPodsReady(ctx, "db", 12, drained...)
 			}
 			f.waitDomains(ctx, "db", allZones(dom{4, 4, allowed}))
 		},

@@ -41,7 +41,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,11 +51,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
@@ -99,11 +98,7 @@ func TestPlugin(t *testing.T) {
 
 var _ = BeforeSuite(func(ctx SpecContext) {
 	start := time.Now()
-	for _, port := range []int{operatorOptions.WebhookPort, operatorOptions.MetricsPort, operatorOptions.ProbePort} {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		Expect(err).NotTo(HaveOccurred(), "port %d is taken (a manager left by an aborted run? see `ss -ltnp`)", port)
-		Expect(l.Close()).To(Succeed())
-	}
+	fixture.ExpectPortsFree(operatorOptions.WebhookPort, operatorOptions.MetricsPort, operatorOptions.ProbePort)
 
 	By("building the plugin (go build -o <tmp>/kubectl-tdb ./cmd/kubectl-tdb)")
 	buildPlugin(ctx)
@@ -112,15 +107,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 
 	By("bringing up a fresh cluster " + clusterName + " (3 zones, no nodes: every spec adds its own)")
-	Expect((&kwokenv.Cluster{Name: clusterName}).DownIfExists()).To(Succeed())
-	cluster, err = kwokenv.Up(clusterName, "ZONES=3", "NODES_PER_ZONE=0", "POD_READY_DELAY=1s", "POD_DELETE_DELAY=0")
-	Expect(err).NotTo(HaveOccurred())
+	cluster = fixture.FreshCluster(clusterName, "ZONES=3", "NODES_PER_ZONE=0", "POD_READY_DELAY=1s", "POD_DELETE_DELAY=0")
 	k8s, err = kwokenv.NewClient(cluster.Kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
-	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	cfg.QPS, cfg.Burst = 200, 400
-	cs, err = kubernetes.NewForConfig(cfg)
+	cs, err = kwokenv.NewClientset(cluster.Kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 
 	By(fmt.Sprintf("starting the operator (webhook https://127.0.0.1:%d)", operatorOptions.WebhookPort))
@@ -146,16 +136,13 @@ var _ = AfterSuite(func(ctx SpecContext) {
 		op.Stop()
 		op = nil
 	}
-	if cluster == nil {
-		return
-	}
-	if os.Getenv("TDB_E2E_KEEP_CLUSTER") != "" {
-		GinkgoWriter.Printf("keeping cluster %s: KUBECONFIG=%s\n", clusterName, cluster.Kubeconfig)
-		return
-	}
-	Expect(kwokenv.RemoveWebhook(cluster)).To(Succeed())
-	Expect(cluster.Down()).To(Succeed())
+	fixture.TearDown(cluster, "TDB_E2E_KEEP_CLUSTER", true)
 }, NodeTimeout(3*time.Minute))
+
+// suiteEnv is the suite's cluster and clients, for a spec's fixture.Pool.
+func suiteEnv() fixture.Env {
+	return fixture.Env{Cluster: cluster, Client: k8s, Clientset: cs}
+}
 
 // buildPlugin builds ./cmd/kubectl-tdb into a directory of its own, or takes
 // the binary TDB_PLUGIN_E2E_BIN names.

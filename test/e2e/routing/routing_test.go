@@ -30,7 +30,6 @@ package routing_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -59,6 +58,7 @@ import (
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
@@ -69,14 +69,11 @@ const (
 	app = "web"
 	// perZone pods of app run in each zone.
 	perZone = 3
-	// poolLabel pins a case's pods to the nodes the case added.
-	poolLabel = "e2e.tdb.dev/pool"
 )
 
 var (
 	keep            = flag.Bool("keep", false, "Keep the cluster at the end instead of tearing it down.")
 	operatorOptions = kwokenv.OperatorOptions{WebhookPort: 20043, MetricsPort: 18880, ProbePort: 18881}
-	zones           = []string{"zone-a", "zone-b", "zone-c"}
 )
 
 // routingCase is one budget over the same workload, Service and drains.
@@ -116,7 +113,7 @@ func TestInZoneEndpointsDuringConcurrentDrains(t *testing.T) {
 	}
 	defer func() { b.Close(*keep) }()
 	cfg, err := clientcmd.BuildConfigFromFlags("", b.Cluster.Kubeconfig)
-	must(t, err)
+	fixture.Must(t, err)
 	cs := kubernetes.NewForConfigOrDie(cfg)
 
 	cases := []routingCase{
@@ -128,7 +125,7 @@ func TestInZoneEndpointsDuringConcurrentDrains(t *testing.T) {
 					TopologyKey(kwokenv.ZoneKey).MinAvailable(intstr.FromInt32(2)).Obj()
 			},
 			check: func(t *testing.T, fewest map[string]int) {
-				for _, z := range zones {
+				for _, z := range fixture.Zones {
 					if fewest[z] < 2 {
 						t.Errorf("%s had %d ready endpoints at its lowest; the budget keeps 2", z, fewest[z])
 					}
@@ -150,7 +147,7 @@ func TestInZoneEndpointsDuringConcurrentDrains(t *testing.T) {
 				}
 			},
 			check: func(t *testing.T, fewest map[string]int) {
-				for _, z := range zones {
+				for _, z := range fixture.Zones {
 					if fewest[z] == 0 {
 						t.Logf("%s had no ready endpoint: in-zone routing there fell back to the other zones", z)
 						return
@@ -165,13 +162,13 @@ func TestInZoneEndpointsDuringConcurrentDrains(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := runCase(ctx, t, b, cs, c)
 			results = append(results, r)
-			for _, z := range zones {
+			for _, z := range fixture.Zones {
 				if r.fewest[z] >= perZone {
 					t.Errorf("%s never lost a ready endpoint: the drains did not move its pods, or the watch saw nothing", z)
 				}
 			}
-			if r.drained != len(zones) {
-				t.Errorf("%d of %d kubectl drain processes succeeded", r.drained, len(zones))
+			if r.drained != len(fixture.Zones) {
+				t.Errorf("%d of %d kubectl drain processes succeeded", r.drained, len(fixture.Zones))
 			}
 			c.check(t, r.fewest)
 		})
@@ -186,7 +183,7 @@ func TestInZoneEndpointsDuringConcurrentDrains(t *testing.T) {
 func runCase(ctx context.Context, t *testing.T, b *kwokenv.Bench, cs kubernetes.Interface, c routingCase) caseResult {
 	k8s := b.Client
 	ns := "routing-" + c.name
-	must(t, k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	fixture.Must(t, k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	if !*keep {
 		// hack/cluster gives nodes their pod CIDR by zone and number, so the
 		// next case's nodes get this case's: its pods and nodes go first.
@@ -200,12 +197,13 @@ func runCase(ctx context.Context, t *testing.T, b *kwokenv.Bench, cs kubernetes.
 
 	// One node per zone: each zone's 3 pods on one node, so that draining it
 	// asks for all of them at once.
-	orig := addNodes(ctx, t, b.Cluster, c.name, 1)
-	pods := kwokenv.Pods{Namespace: ns, App: app, NodeLabel: [2]string{poolLabel, c.name}, ZoneSpread: corev1.DoNotSchedule}
-	must(t, k8s.Create(ctx, service(ns)))
-	must(t, k8s.Create(ctx, kwokenv.RollingDeployment(pods, app, perZone*int32(len(zones)), 1, 0)))
+	orig, err := fixture.AddPoolNodes(ctx, b.Cluster, c.name, 1)
+	fixture.Must(t, err)
+	pods := kwokenv.Pods{Namespace: ns, App: app, NodeLabel: [2]string{fixture.PoolLabel, c.name}, ZoneSpread: corev1.DoNotSchedule}
+	fixture.Must(t, k8s.Create(ctx, service(ns)))
+	fixture.Must(t, k8s.Create(ctx, kwokenv.RollingDeployment(pods, app, perZone*int32(len(fixture.Zones)), 1, 0)))
 	budget := c.create(ns)
-	must(t, k8s.Create(ctx, budget))
+	fixture.Must(t, k8s.Create(ctx, budget))
 
 	waitPodsPlaced(ctx, t, k8s, ns, orig)
 	waitEndpoints(ctx, t, k8s, cs, ns, true)
@@ -213,15 +211,15 @@ func runCase(ctx context.Context, t *testing.T, b *kwokenv.Bench, cs kubernetes.
 
 	// Every state the endpoint-slice controller publishes, from now on.
 	ew, err := watchEndpoints(ctx, cs, ns, app)
-	must(t, err)
+	fixture.Must(t, err)
 	defer ew.stop()
 	// The pods themselves, for comparison: the project's independent watcher.
-	pw := &kwokenv.Watcher{Client: k8s, NS: ns, Selector: labels.SelectorFromSet(labels.Set{"app": app}), Expected: fixedExpected}
+	pw := &kwokenv.Watcher{Client: k8s, NS: ns, Selector: labels.SelectorFromSet(labels.Set{"app": app}), Expected: fixture.FixedExpected(perZone)}
 	ps := kwokenv.StartSampler(pw.Unavailable, 100*time.Millisecond, nil)
 	defer ps.Stop()
 
 	start := time.Now()
-	ch := make(chan drainResult, len(zones))
+	ch := make(chan drainResult, len(fixture.Zones))
 	// zone-a's drain starts first, and the others once it has had an answer
 	// (evicted, or refused and to be retried) for each of its 3 pods, which
 	// it asks for in parallel: the PDB's allowance of 3 then goes to zone-a's
@@ -245,18 +243,19 @@ func runCase(ctx context.Context, t *testing.T, b *kwokenv.Bench, cs kubernetes.
 		t.Fatalf("kubectl drain %s had no answer for its %d pods within a minute", orig["zone-a"][0], perZone)
 	}
 	t.Logf("t+%.1fs zone-a's drain has an answer for each of its pods; draining zone-b and zone-c", time.Since(start).Seconds())
-	for _, z := range zones[1:] {
+	for _, z := range fixture.Zones[1:] {
 		go func() { ch <- drain(ctx, b.Cluster, orig[z][0], start, nil) }()
 	}
 	// The replacements can only schedule (in their own zone, by the zone
 	// spread) once new nodes come.
 	time.Sleep(3 * time.Second)
 	t.Logf("t+%.1fs adding 2 nodes per zone", time.Since(start).Seconds())
-	addNodes(ctx, t, b.Cluster, c.name, 2)
+	_, err = fixture.AddPoolNodes(ctx, b.Cluster, c.name, 2)
+	fixture.Must(t, err)
 	t.Logf("t+%.1fs the new nodes are Ready", time.Since(start).Seconds())
 
 	r := caseResult{budget: c.budget}
-	for range zones {
+	for range fixture.Zones {
 		select {
 		case d := <-ch:
 			t.Log(d)
@@ -269,10 +268,10 @@ func runCase(ctx context.Context, t *testing.T, b *kwokenv.Bench, cs kubernetes.
 		}
 	}
 	r.drainDur = time.Since(start)
-	if r.drained == len(zones) {
+	if r.drained == len(fixture.Zones) {
 		// Back to 3 ready endpoints per zone, all on the new nodes.
 		var drained []string
-		for _, z := range zones {
+		for _, z := range fixture.Zones {
 			drained = append(drained, orig[z]...)
 		}
 		waitPodsOff(ctx, t, k8s, ns, drained)
@@ -315,7 +314,7 @@ func removeCase(t *testing.T, k8s client.Client, ns, pool string) {
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
 	var nodes corev1.NodeList
-	if err := k8s.List(ctx, &nodes, client.MatchingLabels{poolLabel: pool}); err != nil {
+	if err := k8s.List(ctx, &nodes, client.MatchingLabels{fixture.PoolLabel: pool}); err != nil {
 		t.Errorf("listing the nodes of %s: %v", pool, err)
 		return
 	}
@@ -338,35 +337,6 @@ func service(ns string) *corev1.Service {
 	}
 }
 
-func fixedExpected(context.Context) (map[string]int, error) {
-	out := map[string]int{}
-	for _, z := range zones {
-		out[z] = perZone
-	}
-	return out, nil
-}
-
-// addNodes adds n nodes in every zone (the zones in parallel), labelled
-// with the case's pool, and returns them by zone.
-func addNodes(ctx context.Context, t *testing.T, c *kwokenv.Cluster, prefix string, n int) map[string][]string {
-	t.Helper()
-	out := map[string][]string{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	errs := make([]error, len(zones))
-	for i, z := range zones {
-		wg.Go(func() {
-			names, err := c.AddNodesWithPrefix(ctx, prefix, z, n, map[string]string{poolLabel: prefix})
-			mu.Lock()
-			out[z], errs[i] = names, err
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	must(t, errors.Join(errs...))
-	return out
-}
-
 // waitPodsPlaced waits until app's pods are all Ready with an IP, each zone's
 // on that zone's one node.
 func waitPodsPlaced(ctx context.Context, t *testing.T, k8s client.Client, ns string, nodes map[string][]string) {
@@ -379,13 +349,13 @@ func waitPodsPlaced(ctx context.Context, t *testing.T, k8s client.Client, ns str
 		onNode := map[string]int{}
 		ready := 0
 		for _, p := range pods.Items {
-			if isReady(&p) && p.Status.PodIP != "" {
+			if kwokenv.PodReady(&p) && p.Status.PodIP != "" {
 				ready++
 				onNode[p.Spec.NodeName]++
 			}
 		}
-		ok := len(pods.Items) == perZone*len(zones) && ready == len(pods.Items)
-		for _, z := range zones {
+		ok := len(pods.Items) == perZone*len(fixture.Zones) && ready == len(pods.Items)
+		for _, z := range fixture.Zones {
 			ok = ok && onNode[nodes[z][0]] == perZone
 		}
 		return ok, fmt.Sprintf("%d pods, %d Ready with an IP, per node %v", len(pods.Items), ready, onNode)
@@ -408,24 +378,12 @@ func waitPodsOff(ctx context.Context, t *testing.T, k8s client.Client, ns string
 					return false, fmt.Sprintf("pod %s is still on %s", p.Name, n)
 				}
 			}
-			if isReady(&p) {
+			if kwokenv.PodReady(&p) {
 				ready++
 			}
 		}
-		return len(pods.Items) == perZone*len(zones) && ready == len(pods.Items), fmt.Sprintf("%d pods, %d Ready", len(pods.Items), ready)
+		return len(pods.Items) == perZone*len(fixture.Zones) && ready == len(pods.Items), fmt.Sprintf("%d pods, %d Ready", len(pods.Items), ready)
 	})
-}
-
-func isReady(p *corev1.Pod) bool {
-	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // waitEndpoints waits until the Service's EndpointSlices hold exactly the
@@ -457,7 +415,7 @@ func waitEndpoints(ctx context.Context, t *testing.T, k8s client.Client, cs kube
 		sort.Strings(podIPs)
 		sort.Strings(addrs)
 		ok := len(problems) == 0 && strings.Join(podIPs, ",") == strings.Join(addrs, ",")
-		for _, z := range zones {
+		for _, z := range fixture.Zones {
 			ok = ok && ready[z] == perZone
 		}
 		return ok, fmt.Sprintf("ready %s, addresses %v, pod IPs %v, problems %v", kwokenv.ZoneList(ready), addrs, podIPs, problems)
@@ -521,7 +479,7 @@ func hintZones(e discoveryv1.Endpoint) []string {
 // or a hint for exactly their own zone.
 func readyPerZone(slices []discoveryv1.EndpointSlice) (map[string]int, []string) {
 	ready := map[string]int{}
-	for _, z := range zones {
+	for _, z := range fixture.Zones {
 		ready[z] = 0
 	}
 	var problems []string
@@ -742,14 +700,14 @@ func printTable(results []caseResult) {
 	fmt.Printf("\nready endpoints per zone in the EndpointSlices of Service %s (trafficDistribution: PreferClose), fewest in any\n"+
 		"state the endpoint-slice controller published while the 3 nodes (3 pods each) were drained at once; %d per zone before\n\n", app, perZone)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	_, _ = fmt.Fprintf(tw, "budget\t%s\tstates seen\tkubectl drains\t\n", strings.Join(zones, "\t"))
+	_, _ = fmt.Fprintf(tw, "budget\t%s\tstates seen\tkubectl drains\t\n", strings.Join(fixture.Zones, "\t"))
 	for _, r := range results {
 		row := []string{r.budget}
-		for _, z := range zones {
+		for _, z := range fixture.Zones {
 			row = append(row, fmt.Sprint(r.fewest[z]))
 		}
 		row = append(row, fmt.Sprint(r.states),
-			fmt.Sprintf("%d/%d done in %.0fs, %d refusals retried", r.drained, len(zones), r.drainDur.Seconds(), r.refusals))
+			fmt.Sprintf("%d/%d done in %.0fs, %d refusals retried", r.drained, len(fixture.Zones), r.drainDur.Seconds(), r.refusals))
 		_, _ = fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	_ = tw.Flush()
@@ -770,12 +728,5 @@ func waitFor(ctx context.Context, t *testing.T, what string, timeout time.Durati
 			t.Fatalf("waiting for %s: not within %s; last: %s", what, timeout, state)
 		}
 		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -33,7 +33,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -45,6 +44,7 @@ import (
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/hack/localwebhook/registration"
 	"github.com/tdb-operator/tdb-operator/internal/testing/builders"
+	"github.com/tdb-operator/tdb-operator/test/e2e/fixture"
 	"github.com/tdb-operator/tdb-operator/test/kwokenv"
 )
 
@@ -76,9 +76,9 @@ func TestWebhookScope(t *testing.T) {
 		if ns == "enforced" {
 			labels[enforce] = "true"
 		}
-		must(t, k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}))
-		must(t, k8s.Create(ctx, kwokenv.RollingDeployment(kwokenv.Pods{Namespace: ns, App: "web"}, "web", 3, 1, 0)))
-		must(t, k8s.Create(ctx, builders.Budget("web").Namespace(ns).MatchLabels(map[string]string{"app": "web"}).
+		fixture.Must(t, k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}))
+		fixture.Must(t, k8s.Create(ctx, kwokenv.RollingDeployment(kwokenv.Pods{Namespace: ns, App: "web"}, "web", 3, 1, 0)))
+		fixture.Must(t, k8s.Create(ctx, builders.Budget("web").Namespace(ns).MatchLabels(map[string]string{"app": "web"}).
 			MinAvailable(intstr.FromString("100%")).Obj()))
 	}
 
@@ -90,10 +90,10 @@ func TestWebhookScope(t *testing.T) {
 	}
 	// The webhook refuses in the labelled namespace; the API server does
 	// not ask it about the other.
-	if err := evict(ctx, cs, "enforced", firstPod(ctx, t, k8s, "enforced"), true); err == nil || !strings.Contains(err.Error(), "topology disruption budget") {
+	if err := fixture.Evict(ctx, cs, "enforced", firstPod(ctx, t, k8s, "enforced"), true); err == nil || !strings.Contains(err.Error(), "topology disruption budget") {
 		t.Errorf("dry-run eviction in the labelled namespace: %v, want the budget's refusal", err)
 	}
-	if err := evict(ctx, cs, "free", firstPod(ctx, t, k8s, "free"), true); err != nil {
+	if err := fixture.Evict(ctx, cs, "free", firstPod(ctx, t, k8s, "free"), true); err != nil {
 		t.Errorf("dry-run eviction in the unlabelled namespace: %v, want allowed (the webhook is not asked)", err)
 	}
 
@@ -107,13 +107,13 @@ func TestWebhookScope(t *testing.T) {
 	b.Operator.Stop()
 	b.Operator = nil
 	enforcedPod := firstPod(ctx, t, k8s, "enforced")
-	if err := evict(ctx, cs, "enforced", enforcedPod, false); err == nil {
+	if err := fixture.Evict(ctx, cs, "enforced", enforcedPod, false); err == nil {
 		t.Errorf("eviction of %s in the labelled namespace succeeded with the operator down", enforcedPod)
 	} else {
 		t.Logf("labelled namespace, operator down: refused: %v", err)
 	}
 	freePod := firstPod(ctx, t, k8s, "free")
-	if err := evict(ctx, cs, "free", freePod, false); err != nil {
+	if err := fixture.Evict(ctx, cs, "free", freePod, false); err != nil {
 		t.Errorf("eviction of %s in the unlabelled namespace with the operator down: %v, want it to succeed", freePod, err)
 	} else {
 		t.Logf("unlabelled namespace, operator down: evicted %s", freePod)
@@ -121,27 +121,20 @@ func TestWebhookScope(t *testing.T) {
 
 	t.Log("the default scope, for contrast: with the operator down, the unlabelled namespace is refused too")
 	cfg := restConfig(t, b.Cluster)
-	must(t, registration.Install(ctx, cfg, registration.Webhook{Host: "127.0.0.1", Port: operatorOptions.WebhookPort,
+	fixture.Must(t, registration.Install(ctx, cfg, registration.Webhook{Host: "127.0.0.1", Port: operatorOptions.WebhookPort,
 		CertDir: t.TempDir(), OperatorNamespace: "tdb-system", Scope: registration.ScopeAll}))
 	freePod = firstPod(ctx, t, k8s, "free")
-	if err := evict(ctx, cs, "free", freePod, true); err == nil {
+	if err := fixture.Evict(ctx, cs, "free", freePod, true); err == nil {
 		t.Errorf("with the default scope and the operator down, the eviction of %s in an unlabelled namespace was allowed", freePod)
 	} else {
 		t.Logf("default scope, operator down, unlabelled namespace: refused: %v", err)
 	}
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func restConfig(t *testing.T, c *kwokenv.Cluster) *rest.Config {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	must(t, err)
+	fixture.Must(t, err)
 	return cfg
 }
 
@@ -171,7 +164,7 @@ func firstPod(ctx context.Context, t *testing.T, k8s client.Client, ns string) s
 	t.Helper()
 	for ctx.Err() == nil {
 		var pods corev1.PodList
-		must(t, k8s.List(ctx, &pods, client.InNamespace(ns)))
+		fixture.Must(t, k8s.List(ctx, &pods, client.InNamespace(ns)))
 		for _, p := range pods.Items {
 			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
 				return p.Name
@@ -186,7 +179,7 @@ func firstPod(ctx context.Context, t *testing.T, k8s client.Client, ns string) s
 func setLabel(ctx context.Context, t *testing.T, k8s client.Client, ns, value string) {
 	t.Helper()
 	var n corev1.Namespace
-	must(t, k8s.Get(ctx, client.ObjectKey{Name: ns}, &n))
+	fixture.Must(t, k8s.Get(ctx, client.ObjectKey{Name: ns}, &n))
 	if n.Labels == nil {
 		n.Labels = map[string]string{}
 	}
@@ -195,15 +188,5 @@ func setLabel(ctx context.Context, t *testing.T, k8s client.Client, ns, value st
 	} else {
 		n.Labels[enforce] = value
 	}
-	must(t, k8s.Update(ctx, &n))
-}
-
-// evict sends an eviction (a server-side dry run when dryRun), through the
-// API server, its admission webhooks and its PDB check.
-func evict(ctx context.Context, cs kubernetes.Interface, ns, pod string, dryRun bool) error {
-	e := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod}}
-	if dryRun {
-		e.DeleteOptions = &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
-	}
-	return cs.PolicyV1().Evictions(ns).Evict(ctx, e)
+	fixture.Must(t, k8s.Update(ctx, &n))
 }
