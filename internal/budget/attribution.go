@@ -160,15 +160,11 @@ func (g ownerGroups) ensure(o Owner) *ownerPods {
 // inUIDOrder returns the groups sorted by their controller's UID, so that
 // results are deterministic.
 func (g ownerGroups) inUIDOrder() []*ownerPods {
-	uids := make([]types.UID, 0, len(g.byOwner))
-	for uid := range g.byOwner {
-		uids = append(uids, uid)
+	out := make([]*ownerPods, 0, len(g.byOwner))
+	for _, op := range g.byOwner {
+		out = append(out, op)
 	}
-	sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
-	out := make([]*ownerPods, len(uids))
-	for i, uid := range uids {
-		out[i] = g.byOwner[uid]
-	}
+	sort.Slice(out, func(i, j int) bool { return out[i].owner.UID < out[j].owner.UID })
 	return out
 }
 
@@ -361,7 +357,8 @@ func (att *attribution) addGoneRecords(gone []policyv1alpha1.DisruptedPod, sched
 func (att *attribution) addOwner(op *ownerPods) {
 	missing := max(op.owner.Replicas-op.total, 0)
 	explained := att.placeOnGoneNodes(op, missing)
-	charged, byRecords := att.explainByRecords(op, missing-explained)
+	charged := map[string]int32{}
+	byRecords := att.explainByRecords(op, missing-explained, charged)
 	explained += byRecords.n
 	rest := missing - explained
 	// A record dropped because unscheduled pods older than it were already
@@ -406,15 +403,14 @@ type recordsExplained struct {
 }
 
 // explainByRecords applies rule 1: the records that can still explain one
-// of the controller's missing pods are kept, and charged says, per domain,
-// how many missing pods they place there.
-func (att *attribution) explainByRecords(op *ownerPods, missing int32) (charged map[string]int32, res recordsExplained) {
+// of the controller's missing pods are kept, and charged is set to how
+// many missing pods they place in each domain.
+func (att *attribution) explainByRecords(op *ownerPods, missing int32, charged map[string]int32) (res recordsExplained) {
 	records, open, older := explainingRecords(op.records, op.unscheduled, missing)
 	res.older = older
-	charged = map[string]int32{}
 	n := min(open, int32(len(records)))
 	if n <= 0 {
-		return charged, res
+		return res
 	}
 	perDomain := map[string]int32{}
 	for _, r := range records {
@@ -433,7 +429,7 @@ func (att *attribution) explainByRecords(op *ownerPods, missing int32) (charged 
 		}
 		att.keptRecords = append(att.keptRecords, r)
 	}
-	return charged, res
+	return res
 }
 
 // addAllDeleting is rule 3 for a controller with no pod that stays: its

@@ -190,24 +190,32 @@ func PlanRollout(in RolloutInput) RolloutPlan {
 	if len(order) == 0 {
 		return noDrivenWorkloadsPlan(in, plan)
 	}
-	pass := newRolloutPass(in, domains, order, plan.Status.LastRevisionChangeTime)
+	// The pass, the previous rows and the maps below stay on this stack: a
+	// plan is made on every rollout reconcile.
+	pass := rolloutPass{in: in, domains: domains, order: order}
+	pass.prepare(plan.Status.LastRevisionChangeTime)
+	prev := previousRows{}
+	if in.Previous != nil {
+		for _, d := range in.Previous.Domains {
+			prev[d.Name] = d
+		}
+	}
 	if pass.settling {
 		plan.SettleUntil = pass.windowEnd
 		plan.RecheckAt = pass.windowEnd
 	}
 	// Which domains are worked on in this pass, and how many pods each may
 	// lose now.
-	var active map[string]bool
-	var evict map[string]int32
+	active, evict := map[string]bool{}, map[string]int32{}
 	switch ro.Strategy {
 	case policyv1alpha1.AllDomains:
-		active, evict = pass.selectAllDomains()
+		pass.selectAllDomains(prev, active, evict)
 	default: // DomainByDomain
-		active, evict = pass.selectCurrentDomain(&plan)
+		pass.selectCurrentDomain(prev, &plan, active, evict)
 	}
 	stalled := false
 	for _, name := range order {
-		row, rowStalled := pass.domainStatus(name, active[name], &plan)
+		row, rowStalled := pass.domainStatus(name, prev, active[name], &plan)
 		stalled = stalled || rowStalled
 		plan.Status.Domains = append(plan.Status.Domains, row)
 	}
@@ -236,12 +244,11 @@ func noDrivenWorkloadsPlan(in RolloutInput, plan RolloutPlan) RolloutPlan {
 }
 
 // rolloutPass is what one PlanRollout pass knows of the domains with
-// driven pods, in rollout order, and of the previous pass.
+// driven pods, in rollout order.
 type rolloutPass struct {
 	in       RolloutInput
 	domains  map[string]*domainRollout
 	order    []string
-	prev     map[string]policyv1alpha1.RolloutDomainStatus
 	deadline time.Duration
 	// windowEnd is the end of the settle window, nil without one; settling
 	// is true while it holds every eviction and every domain not started
@@ -250,35 +257,34 @@ type rolloutPass struct {
 	settling  bool
 }
 
-func newRolloutPass(in RolloutInput, domains map[string]*domainRollout, order []string, lastChange *metav1.Time) *rolloutPass {
-	p := &rolloutPass{in: in, domains: domains, order: order, prev: map[string]policyv1alpha1.RolloutDomainStatus{},
-		deadline: DefaultProgressDeadline}
-	if s := in.Spec.Rollout.ProgressDeadlineSeconds; s != nil {
+// prepare sets the progress deadline and the settle window after the last
+// revision change (lastChange).
+func (p *rolloutPass) prepare(lastChange *metav1.Time) {
+	p.deadline = DefaultProgressDeadline
+	if s := p.in.Spec.Rollout.ProgressDeadlineSeconds; s != nil {
 		p.deadline = time.Duration(*s) * time.Second
 	}
-	if in.Previous != nil {
-		for _, d := range in.Previous.Domains {
-			p.prev[d.Name] = d
-		}
-	}
-	p.windowEnd = settleEnd(in, lastChange)
-	p.settling = p.windowEnd != nil && in.Now.Before(*p.windowEnd)
-	return p
+	p.windowEnd = settleEnd(p.in, lastChange)
+	p.settling = p.windowEnd != nil && p.in.Now.Before(*p.windowEnd)
 }
+
+// previousRows are the rows of the previous pass, by domain. They stay
+// apart from rolloutPass so that the map lives on PlanRollout's stack.
+type previousRows map[string]policyv1alpha1.RolloutDomainStatus
 
 // started is true when the domain's update started in this wave and is not
 // complete yet.
-func (p *rolloutPass) started(name string) bool {
-	d, seen := p.prev[name]
+func (prev previousRows) started(name string) bool {
+	d, seen := prev[name]
 	return seen && startedPhase(d)
 }
 
 // selectAllDomains is AllDomains: every domain not complete is worked on,
 // within its allowance; one without unavailable pods starts only while
 // fewer than maxDisruptedDomains domains are disrupted, and none starts
-// while the revisions settle.
-func (p *rolloutPass) selectAllDomains() (active map[string]bool, evict map[string]int32) {
-	active, evict = map[string]bool{}, map[string]int32{}
+// while the revisions settle. It marks the domains worked on in active,
+// and how many pods each may lose now in evict.
+func (p *rolloutPass) selectAllDomains(prev previousRows, active map[string]bool, evict map[string]int32) {
 	disrupted := unavailableDomains(p.in, p.domains)
 	count := int32(len(disrupted))
 	for _, name := range p.order {
@@ -286,7 +292,7 @@ func (p *rolloutPass) selectAllDomains() (active map[string]bool, evict map[stri
 		if d.complete() {
 			continue
 		}
-		if p.settling && !p.started(name) {
+		if p.settling && !prev.started(name) {
 			continue // starts once the revisions have settled
 		}
 		if !disrupted[name] && p.in.Spec.MaxDisruptedDomains != nil && count >= *p.in.Spec.MaxDisruptedDomains {
@@ -301,18 +307,18 @@ func (p *rolloutPass) selectAllDomains() (active map[string]bool, evict map[stri
 			}
 		}
 	}
-	return active, evict
 }
 
 // selectCurrentDomain is DomainByDomain: the current domain is worked on
 // only while no other domain is disrupted (those are listed in
 // plan.Waiting), and its deadline runs while its own pods are replaced.
-func (p *rolloutPass) selectCurrentDomain(plan *RolloutPlan) (active map[string]bool, evict map[string]int32) {
-	active, evict = map[string]bool{}, map[string]int32{}
+// It marks the domain in active, and how many pods it may lose now in
+// evict.
+func (p *rolloutPass) selectCurrentDomain(prev previousRows, plan *RolloutPlan, active map[string]bool, evict map[string]int32) {
 	disrupted := unavailableDomains(p.in, p.domains)
-	name := currentDomain(p.in, p.domains, p.order, p.started)
+	name := currentDomain(p.in, p.domains, p.order, prev.started)
 	if name == "" {
-		return active, evict
+		return
 	}
 	plan.Status.CurrentDomain = name
 	for _, other := range sortedKeys(disrupted) {
@@ -321,7 +327,7 @@ func (p *rolloutPass) selectCurrentDomain(plan *RolloutPlan) (active map[string]
 		}
 	}
 	switch {
-	case p.settling && !p.started(name):
+	case p.settling && !prev.started(name):
 		// Starts once the revisions have settled: a workload updated
 		// moments later may outdate a domain before it.
 	case len(plan.Waiting) == 0:
@@ -331,16 +337,15 @@ func (p *rolloutPass) selectCurrentDomain(plan *RolloutPlan) (active map[string]
 		// Its own pods are being replaced: its deadline runs.
 		active[name] = true
 	}
-	return active, evict
 }
 
 // domainStatus reports one domain's phase and last progress time; stalled
 // is true when its progress deadline ran out.
-func (p *rolloutPass) domainStatus(name string, active bool, plan *RolloutPlan) (row policyv1alpha1.RolloutDomainStatus, stalled bool) {
+func (p *rolloutPass) domainStatus(name string, rows previousRows, active bool, plan *RolloutPlan) (row policyv1alpha1.RolloutDomainStatus, stalled bool) {
 	paused := p.in.Spec.Rollout.Paused
 	d := p.domains[name]
 	row = policyv1alpha1.RolloutDomainStatus{Name: name, UpdatedPods: d.updated, TotalPods: d.total}
-	prev, seen := p.prev[name]
+	prev, seen := rows[name]
 	switch {
 	case d.complete():
 		row.Phase = policyv1alpha1.RolloutPhaseComplete
@@ -349,7 +354,7 @@ func (p *rolloutPass) domainStatus(name string, active bool, plan *RolloutPlan) 
 		}
 	case paused && (active || name == plan.Status.CurrentDomain):
 		row.Phase = policyv1alpha1.RolloutPhasePaused
-		if p.started(name) {
+		if rows.started(name) {
 			// Only a domain that started keeps its time: it tells a domain
 			// paused in the middle of its update from one paused before it
 			// began.
@@ -359,11 +364,11 @@ func (p *rolloutPass) domainStatus(name string, active bool, plan *RolloutPlan) 
 		row.Phase = policyv1alpha1.RolloutPhasePending
 	case paused:
 		row.Phase = policyv1alpha1.RolloutPhasePaused
-		if p.started(name) {
+		if rows.started(name) {
 			row.LastProgressTime = prev.LastProgressTime
 		}
 	default:
-		stalled = p.progress(&row, plan)
+		stalled = p.progress(&row, rows, plan)
 	}
 	return row, stalled
 }
@@ -372,9 +377,9 @@ func (p *rolloutPass) domainStatus(name string, active bool, plan *RolloutPlan) 
 // update starts or resumes, or a new revision came; it restarts when it
 // gains an updated Ready pod. It returns true, and the domain stalls, when
 // the deadline ran out; otherwise the plan is rechecked when it runs out.
-func (p *rolloutPass) progress(row *policyv1alpha1.RolloutDomainStatus, plan *RolloutPlan) (stalled bool) {
+func (p *rolloutPass) progress(row *policyv1alpha1.RolloutDomainStatus, rows previousRows, plan *RolloutPlan) (stalled bool) {
 	d := p.domains[row.Name]
-	prev, seen := p.prev[row.Name]
+	prev, seen := rows[row.Name]
 	row.Phase = policyv1alpha1.RolloutPhaseProgressing
 	wasRunning := seen && (prev.Phase == policyv1alpha1.RolloutPhaseProgressing || prev.Phase == policyv1alpha1.RolloutPhaseStalled)
 	switch {
@@ -382,7 +387,7 @@ func (p *rolloutPass) progress(row *policyv1alpha1.RolloutDomainStatus, plan *Ro
 		// Starting, resuming after a pause, or a new revision: the
 		// deadline starts now.
 		row.LastProgressTime = &metav1.Time{Time: p.in.Now}
-		if !wasRunning && !p.started(row.Name) {
+		if !wasRunning && !rows.started(row.Name) {
 			plan.Started = append(plan.Started, row.Name)
 		}
 	case d.updated > prev.UpdatedPods:
