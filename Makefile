@@ -75,8 +75,32 @@ verify: generate manifests $(KUSTOMIZE) bundlegen helmgen lint ## Fail when gene
 	@test -z "$$(git status --porcelain -- api config $(BUNDLE_FILES) $(CHART_DIR))" || { echo "untracked generated files:"; git status --porcelain -- api config $(BUNDLE_FILES) $(CHART_DIR); exit 1; }
 
 ##@ Test
+# make test runs the quick checks one after the other (the first failure stops
+# it), then the suites that take minutes in two lanes side by side
+# (hack/run-suites.sh): the main e2e alone in one (about 21 minutes on 2
+# cores), the others one after the other in the second (about as long). More
+# lanes on 2 cores would make the suites' timings flaky. Every lane suite has
+# its own cluster and ports; each one's output goes to bin/test-logs/, and a
+# failed one's is printed at the end, before the table of times.
+TEST_QUICK := verify vet test-unit test-rules test-bundlegen test-chart
+TEST_LANE_E2E := test-e2e
+TEST_LANE_OTHERS := test-integration test-install test-helm-install test-e2e-plugin test-e2e-scope test-e2e-routing test-e2e-karpenter
+
 .PHONY: test
-test: verify vet test-unit test-rules test-bundlegen test-chart test-integration test-install test-helm-install test-e2e test-e2e-plugin test-e2e-scope test-e2e-routing test-e2e-karpenter ## The whole suite: unit (with a short fuzz run), the alerts with promtool, the bundle generator's tests, the Helm chart's (lint, templates against config/), integration (envtest), install (kustomize, then Helm, on local kwok clusters), e2e (local kwok clusters: the main suite, kubectl-tdb, the webhook scope and in-zone endpoints) and e2e with the real Karpenter.
+test: test-prerequisites ## The whole suite: unit (with a short fuzz run), the alerts with promtool, the bundle generator's tests, the Helm chart's (lint, templates against config/), integration (envtest), install (kustomize, then Helm, on local kwok clusters), e2e (local kwok clusters: the main suite, kubectl-tdb, the webhook scope and in-zone endpoints) and e2e with the real Karpenter.
+	hack/run-suites.sh -s "$(TEST_QUICK)" "$(TEST_LANE_E2E)" "$(TEST_LANE_OTHERS)"
+
+.PHONY: test-fast
+test-fast: ## The inner loop (about 5 minutes on 2 cores): the quick checks of make test (verify, vet, unit, rules, bundle generator, chart) and integration, one after the other, with their times.
+	hack/run-suites.sh -s "$(TEST_QUICK) test-integration"
+
+# What the lanes use, built before they start so that no two lanes build
+# the same binary at once. bin/manager is built as test/kwokenv builds it:
+# the suites' own builds then find it up to date and leave the file alone
+# while another lane runs it.
+.PHONY: test-prerequisites
+test-prerequisites: cluster-binaries karpenter-binaries k8s-binaries promtool-binary $(KUSTOMIZE) $(HELM) $(GOLANGCI_LINT) $(CONTROLLER_GEN)
+	go build -o $(LOCALBIN)/manager ./cmd
 
 .PHONY: test-unit
 test-unit: ## Pure unit tests of the operator's module (no kustomize, no cluster), plus a short run of the budget fuzzer.
