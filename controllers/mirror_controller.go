@@ -135,6 +135,11 @@ func (r *MirrorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, nil
 	}
 
+	if n := len(tdb.Status.Domains); n > budget.MaxMirroredDomains {
+		return ctrl.Result{}, r.notMirrored(ctx, tdb, policyv1alpha1.ReasonTooManyDomains, fmt.Sprintf(
+			"the budget has %d domains and at most %d are mirrored (one PodDisruptionBudget each); the eviction webhook enforces it, planners that read PodDisruptionBudgets alone do not see it",
+			n, budget.MaxMirroredDomains), nil)
+	}
 	key, operatorLabels := budget.MirrorDomainKey(&tdb.Spec)
 	covered, uncovered, err := r.place(snap)
 	if err != nil {

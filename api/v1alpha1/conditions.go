@@ -76,6 +76,10 @@ const (
 	// ReasonMirrorNotEnforced: the budget is not enforced (the operator's
 	// own namespace): no PodDisruptionBudget enforces it either.
 	ReasonMirrorNotEnforced = "NotEnforced"
+	// ReasonTooManyDomains: the budget has more domains (partitions) than
+	// the operator mirrors (one PodDisruptionBudget each); the webhook
+	// still enforces it.
+	ReasonTooManyDomains = "TooManyDomains"
 
 	// ConditionRolloutProgressing is True while the operator replaces
 	// outdated pods, False when paused, stalled or done.

@@ -130,9 +130,42 @@ type NodeSelectorTerm struct {
 	MatchFields []NodeFieldSelectorRequirement `json:"matchFields,omitempty"`
 }
 
+// PartitionSource says where a pod's partition is read: exactly one of
+// label and podNameRegex.
+// +kubebuilder:validation:XValidation:rule="has(self.label) != has(self.podNameRegex)",message="exactly one of label or podNameRegex must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.podNameRegexGroup) || has(self.podNameRegex)",message="podNameRegexGroup requires podNameRegex",fieldPath=".podNameRegexGroup"
+type PartitionSource struct {
+	// label is the pod label whose value is the pod's partition, such as the
+	// StatefulSet's apps.kubernetes.io/pod-index. A covered pod without it
+	// is refused, and makes the budget report DomainError.
+	// +optional
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
+	Label string `json:"label,omitempty"`
+
+	// podNameRegex is a regular expression (RE2 syntax) matched against the
+	// whole pod name; its capture group podNameRegexGroup is the pod's
+	// partition, as in "ingester-zone-[a-z]-([0-9]+)". A covered pod whose
+	// name does not match is refused, and makes the budget report
+	// DomainError; an expression that does not compile, or has fewer groups,
+	// makes it report SyncFailed.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	PodNameRegex string `json:"podNameRegex,omitempty"`
+
+	// podNameRegexGroup is the capture group of podNameRegex that holds the
+	// partition (default 1).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	PodNameRegexGroup *int32 `json:"podNameRegexGroup,omitempty"`
+}
+
 // TopologyDisruptionBudgetSpec is the desired budget.
 // +kubebuilder:validation:XValidation:rule="has(self.minAvailable) != has(self.maxUnavailable)",message="exactly one of minAvailable or maxUnavailable must be set"
-// +kubebuilder:validation:XValidation:rule="!has(self.maxDisruptedDomains) || (has(self.topologyKey) && size(self.topologyKey) > 0)",message="maxDisruptedDomains requires topologyKey",fieldPath=".maxDisruptedDomains"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxDisruptedDomains) || (has(self.topologyKey) && size(self.topologyKey) > 0) || has(self.partition)",message="maxDisruptedDomains requires topologyKey or partition",fieldPath=".maxDisruptedDomains"
+// +kubebuilder:validation:XValidation:rule="!has(self.partition) || ((!has(self.topologyKey) || size(self.topologyKey) == 0) && !has(self.nodeSelectorTerm))",message="a budget takes its domains from one source: partition (the pod) excludes topologyKey and nodeSelectorTerm (the node)",fieldPath=".partition"
 type TopologyDisruptionBudgetSpec struct {
 	// selector picks the covered pods, in the budget's own namespace only,
 	// with the fields of a Kubernetes label selector (matchLabels,
@@ -157,6 +190,25 @@ type TopologyDisruptionBudgetSpec struct {
 	// +optional
 	NodeSelectorTerm *NodeSelectorTerm `json:"nodeSelectorTerm,omitempty"`
 
+	// partition, when set, takes each pod's domain from the pod itself
+	// instead of its node: a pod label, or a capture group of a regular
+	// expression on the pod's name. Replicas of one partition (say
+	// ingester-zone-a-5, ingester-zone-b-5 and ingester-zone-c-5) then form
+	// one domain, and the budget applies to each partition separately,
+	// wherever its pods run, scheduled or not. Excludes topologyKey and
+	// nodeSelectorTerm.
+	// +optional
+	Partition *PartitionSource `json:"partition,omitempty"`
+
+	// minReadySeconds is how long a pod must have been Ready, from its Ready
+	// condition's lastTransitionTime, before the budget counts it healthy:
+	// a replica that just recovered (Ready, but still catching up) does not
+	// yet let another of its domain go. 0 (the default): at once.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
+
 	// maxUnavailable is how many pods of each domain may be unavailable at
 	// once: an integer, or a percentage "N%" of the domain's expected pods
 	// rounded up. Exactly one of maxUnavailable and minAvailable is set.
@@ -174,7 +226,7 @@ type TopologyDisruptionBudgetSpec struct {
 
 	// maxDisruptedDomains, when set, is how many domains may have unavailable
 	// pods at once: an eviction in a domain is allowed only if fewer than this
-	// many other domains have unavailable pods. Needs topologyKey.
+	// many other domains have unavailable pods. Needs topologyKey or partition.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	MaxDisruptedDomains *int32 `json:"maxDisruptedDomains,omitempty"`
@@ -212,16 +264,22 @@ type TopologyDisruptionBudgetSpec struct {
 
 // DomainStatus is the budget of one failure domain.
 type DomainStatus struct {
-	// name is the domain: the topologyKey label value of its nodes, or "all"
-	// when the budget has no topologyKey.
+	// name is the domain: the topologyKey label value of its nodes, the
+	// pods' partition (spec.partition), or "all" when the budget has
+	// neither.
 	// +required
 	Name string `json:"name"`
 	// expectedPods are the covered pods scheduled in the domain plus the
 	// missing pods attributed to it.
 	ExpectedPods int32 `json:"expectedPods"`
-	// currentHealthy counts the domain's pods that are Ready, not being
-	// deleted and not recorded in disruptedPods.
+	// currentHealthy counts the domain's pods that are Ready (for
+	// minReadySeconds), not being deleted and not recorded in disruptedPods.
 	CurrentHealthy int32 `json:"currentHealthy"`
+	// warmingUp counts the domain's pods that are Ready for less than
+	// minReadySeconds: not healthy yet, though core's PodDisruptionBudgets
+	// count them (a mirror's minAvailable adds them).
+	// +optional
+	WarmingUp int32 `json:"warmingUp,omitempty"`
 	// desiredHealthy is the number of healthy pods the budget keeps.
 	DesiredHealthy int32 `json:"desiredHealthy"`
 	// disruptionsAllowed is how many more pods of the domain may be evicted

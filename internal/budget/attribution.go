@@ -17,6 +17,7 @@ limitations under the License.
 package budget
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -74,6 +75,9 @@ type attribution struct {
 	// ofOtherSpec are, by record key, the gone records of another
 	// DomainSpec, whose domain the computation replaced with anyDomain.
 	ofOtherSpec map[RecordKey]policyv1alpha1.DisruptedPod
+	// partition is the budget's spec.partition (nil: domains from nodes):
+	// a StatefulSet's missing pods are then placed by their names (rule 0).
+	partition *partitionSource
 }
 
 // ownerPods gathers one scale-bearing controller's pods by domain.
@@ -97,6 +101,12 @@ type ownerPods struct {
 	// unscheduled are the creation times of the controller's pods that
 	// exist but have no node yet.
 	unscheduled []time.Time
+	// names holds every placed pod of the controller by name, with its
+	// domain ("" when it has none, or is outside nodeSelectorTerm).
+	names map[string]string
+	// listed says the controller is one of the input's Controllers, known
+	// whether or not any of its pods or records is.
+	listed bool
 }
 
 const (
@@ -108,8 +118,8 @@ const (
 // its records of pods gone (gone) or being deleted (deleting): it groups
 // the pods and records by scale-bearing controller, then places each
 // controller's missing pods.
-func attributeMissing(placed placement, gone, deleting []policyv1alpha1.DisruptedPod, owners map[types.UID]Owner, controllers []Owner, domainSpec string) attribution {
-	att := attribution{expected: map[string]int32{}}
+func attributeMissing(placed placement, gone, deleting []policyv1alpha1.DisruptedPod, owners map[types.UID]Owner, controllers []Owner, domainSpec string, partition *partitionSource) attribution {
+	att := attribution{expected: map[string]int32{}, partition: partition}
 	groups := ownerGroups{owners: owners, byOwner: map[types.UID]*ownerPods{}}
 	granted := grantsOf(deleting, domainSpec)
 	for i := range placed.pods {
@@ -120,7 +130,7 @@ func attributeMissing(placed placement, gone, deleting []policyv1alpha1.Disrupte
 	// of their pods exists (deleted, or blocked from being created): their
 	// scale is missing everywhere (rule 3).
 	for _, o := range controllers {
-		groups.ensure(o)
+		groups.ensure(o).listed = true
 	}
 	for _, op := range groups.inUIDOrder() {
 		att.addOwner(op)
@@ -233,6 +243,11 @@ func (att *attribution) addPlaced(pp *placedPod, groups ownerGroups, granted gra
 			att.expected[pp.domain]++
 		}
 		return
+	}
+	if pp.kind == inDomain || pp.kind == nodeGone {
+		op.names[pp.pod.Name] = pp.domain
+	} else {
+		op.names[pp.pod.Name] = ""
 	}
 	switch key := scheduledKey(pp); {
 	case key != "":
@@ -355,6 +370,9 @@ func (att *attribution) addGoneRecords(gone []policyv1alpha1.DisruptedPod, sched
 // scheduled pods not being deleted): first those of pods on nodes that are
 // gone, then those records explain (rule 1), then the rest by rule 2 or 3.
 func (att *attribution) addOwner(op *ownerPods) {
+	if att.addByName(op) {
+		return
+	}
 	missing := max(op.owner.Replicas-op.total, 0)
 	explained := att.placeOnGoneNodes(op, missing)
 	charged := map[string]int32{}
@@ -484,7 +502,60 @@ func (att *attribution) addSpread(op *ownerPods, rest int32, charged map[string]
 }
 
 func newOwnerPods(o Owner) *ownerPods {
-	return &ownerPods{owner: o, scheduled: map[string]int32{}, deleting: map[string]int32{}, inPlace: map[string]int32{}}
+	return &ownerPods{owner: o, scheduled: map[string]int32{}, deleting: map[string]int32{}, inPlace: map[string]int32{},
+		names: map[string]string{}}
+}
+
+// addByName is rule 0, for a budget whose partitions the pods' names tell
+// (spec.partition): a StatefulSet's pods are named <name>-<ordinal>, so
+// each of its missing pods (an ordinal below its scale with no pod) is
+// placed in its own partition, whatever explains it, and every pod that
+// exists counts in its partition, being deleted or on a gone node
+// included; a missing name without a partition counts in every domain.
+// The records of missing names still explain them and are kept; the others
+// are done. It says false, and the other rules apply, for any other
+// controller, a partition source the names do not tell (a label other than
+// the StatefulSet's pod-index or pod-name), or a controller known by a
+// record alone. Ordinals are taken to start at 0: a StatefulSet
+// whose ordinals start later counts its first names missing as well as its
+// last pods present, which allows less, never more.
+func (att *attribution) addByName(op *ownerPods) bool {
+	if att.partition == nil || !att.partition.namesTell() || op.owner.Kind != "StatefulSet" || op.owner.Name == "" || (len(op.names) == 0 && !op.listed) {
+		// A controller known by a record alone counts its missing pods
+		// in every domain, opening none (see DomainSpecOf).
+		return false
+	}
+	missing := map[string]string{}
+	for i := int32(0); i < op.owner.Replicas; i++ {
+		name := fmt.Sprintf("%s-%d", op.owner.Name, i)
+		if _, ok := op.names[name]; ok {
+			continue
+		}
+		// A missing name without a partition counts in every domain.
+		missing[name] = att.partition.ofStatefulSetPod(name, i)
+	}
+	for _, d := range op.names {
+		if d != "" {
+			att.expected[d]++
+		}
+	}
+	for _, d := range missing {
+		if d == "" {
+			att.everyDomain++
+			continue
+		}
+		att.expected[d]++
+	}
+	for _, r := range op.records {
+		if _, ok := missing[r.Name]; !ok || isStandIn(r) {
+			continue
+		}
+		if r.Domain == anyDomain {
+			r = att.ofOtherSpec[KeyOf(r)]
+		}
+		att.keptRecords = append(att.keptRecords, r)
+	}
+	return true
 }
 
 // charge adds the missing pods records place in each domain, less the

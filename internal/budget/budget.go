@@ -181,6 +181,11 @@ func (r *Result) Blocked() (reason, message string) {
 	switch {
 	case r.Err != nil:
 		return policyv1alpha1.ReasonSyncFailed, r.Err.Error()
+	case len(r.DomainIssues) > 0 && r.DomainIssues[0].Node == "":
+		i := r.DomainIssues[0]
+		return policyv1alpha1.ReasonDomainError, fmt.Sprintf(
+			"%d covered pod(s) have no partition, e.g. pod %s: %s; fix spec.partition or the pods",
+			len(r.DomainIssues), i.Pod, i.Reason)
 	case len(r.DomainIssues) > 0:
 		i := r.DomainIssues[0]
 		return policyv1alpha1.ReasonDomainError, fmt.Sprintf(
@@ -228,11 +233,11 @@ func Compute(in Input) Result {
 
 	scaleBased := usesScale(spec)
 	counts := newDomainCounts(placed, !scaleBased)
-	if spec.TopologyKey == "" {
+	if spec.TopologyKey == "" && spec.Partition == nil {
 		counts.ensure(AllDomain)
 	}
 	if scaleBased {
-		att := attributeMissing(placed, records.gone, records.deleting, in.Owners, in.Controllers, parsed.domainSpec)
+		att := attributeMissing(placed, records.gone, records.deleting, in.Owners, in.Controllers, parsed.domainSpec, parsed.partition)
 		res.NoScale = att.noScale
 		counts.addAttribution(att)
 		records.keepGone(att.keptRecords)
@@ -245,7 +250,12 @@ func Compute(in Input) Result {
 		res.UnconfirmedGone = records.holdUnconfirmedGone(in.GoneConfirmed)
 		counts.addHeldOfNewerPods(res.UnconfirmedGone, placed.named(res.UnconfirmedGone), parsed.domainSpec)
 	}
-	counts.countHealthy(placed, records.protecting())
+	if next := counts.countHealthy(placed, records.protecting(), parsed.minReady, in.Now); next != nil &&
+		(res.RecheckAt == nil || next.Before(*res.RecheckAt)) {
+		// The next pod to become available under minReadySeconds raises
+		// its domain's healthy count then, with no event to say so.
+		res.RecheckAt = next
+	}
 	res.DisruptedPods = records.result()
 	res.allow(spec, counts)
 	return res
@@ -295,7 +305,7 @@ func (r *Result) allow(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, counts
 // policy/v1, an integer minAvailable without topology counts the pods that
 // exist; every per-domain budget needs scales so that missing pods are seen.
 func usesScale(spec *policyv1alpha1.TopologyDisruptionBudgetSpec) bool {
-	if spec.TopologyKey != "" || spec.MaxUnavailable != nil {
+	if spec.TopologyKey != "" || spec.Partition != nil || spec.MaxUnavailable != nil {
 		return true
 	}
 	return spec.MinAvailable != nil && spec.MinAvailable.Type == intstr.String

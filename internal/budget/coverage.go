@@ -81,6 +81,10 @@ type Coverage struct {
 	nodeFilter  *nodeaffinity.NodeSelector
 	nameFilters []nameFilter
 	topologyKey string
+	// partition, when set, reads each pod's domain from the pod itself.
+	partition *partitionSource
+	// minReady is spec.minReadySeconds.
+	minReady time.Duration
 	// domainSpec is DomainSpecOf the spec: records of another tell no
 	// domain.
 	domainSpec string
@@ -164,6 +168,17 @@ func parseCoverage(tdb *policyv1alpha1.TopologyDisruptionBudget) (*Coverage, err
 		selector:    sel,
 		topologyKey: spec.TopologyKey,
 		domainSpec:  DomainSpecOf(spec),
+		minReady:    time.Duration(spec.MinReadySeconds) * time.Second,
+	}
+	if spec.Partition != nil {
+		if spec.TopologyKey != "" || spec.NodeSelectorTerm != nil {
+			return nil, fmt.Errorf("spec.partition excludes spec.topologyKey and spec.nodeSelectorTerm: a budget takes its domains from one source")
+		}
+		ps, err := parsePartition(spec.Partition)
+		if err != nil {
+			return nil, err
+		}
+		c.partition = ps
 	}
 	// An empty term would match no node in core/v1; here it means no
 	// restriction, so only a non-empty term becomes a filter.
@@ -200,7 +215,7 @@ func (cv *Coverage) evaluate(tdb *policyv1alpha1.TopologyDisruptionBudget, nodes
 // whatever its node: no topologyKey and no nodeSelectorTerm, exactly the
 // situation of a policy/v1 PodDisruptionBudget.
 func (c *coverage) singleDomain() bool {
-	return c.topologyKey == "" && c.nodeFilter == nil && len(c.nameFilters) == 0
+	return c.topologyKey == "" && c.nodeFilter == nil && len(c.nameFilters) == 0 && c.partition == nil
 }
 
 // nameFilter is one matchFields requirement on metadata.name. core/v1's
@@ -308,7 +323,12 @@ func (c *coverage) place(pods []*corev1.Pod) placement {
 		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
 			pp.controller = ref.UID
 		}
-		if pod.Spec.NodeName != "" || c.singleDomain() {
+		if c.partition != nil {
+			pp.kind, pp.domain = c.placePartition(pod)
+			if pp.kind == noDomain {
+				out.issues = append(out.issues, DomainIssue{Pod: pod.Name, Reason: c.partition.missing(pod)})
+			}
+		} else if pod.Spec.NodeName != "" || c.singleDomain() {
 			np := c.placeOnNode(pod.Spec.NodeName)
 			pp.kind, pp.domain = np.kind, np.domain
 			switch np.kind {
@@ -442,6 +462,16 @@ func (cv *Coverage) Place(tdb *policyv1alpha1.TopologyDisruptionBudget, pod *cor
 	if !c.selects(pod) {
 		return Placement{}, nil
 	}
+	if c.partition != nil {
+		switch kind, domain := c.placePartition(pod); kind {
+		case noDomain:
+			return Placement{Covered: true}, &noPartitionError{fmt.Sprintf("pod %s/%s: %s", pod.Namespace, pod.Name, c.partition.missing(pod))}
+		case nodeGone:
+			return Placement{Covered: true, Domain: domain, NodeGone: true}, nil
+		default:
+			return Placement{Covered: true, Domain: domain}, nil
+		}
+	}
 	if pod.Spec.NodeName == "" && !c.singleDomain() {
 		return Placement{Covered: true}, nil
 	}
@@ -468,6 +498,16 @@ type noLabelError struct{ msg string }
 
 func (e *noLabelError) Error() string        { return e.msg }
 func (e *noLabelError) Is(target error) bool { return target == ErrNoDomainLabel }
+
+// ErrNoPartition says a pod covered by a budget with spec.partition has no
+// partition: it lacks the label, or its name does not match the expression.
+var ErrNoPartition = errors.New("the pod has no partition")
+
+// noPartitionError is an ErrNoPartition that names the pod.
+type noPartitionError struct{ msg string }
+
+func (e *noPartitionError) Error() string        { return e.msg }
+func (e *noPartitionError) Is(target error) bool { return target == ErrNoPartition }
 
 // ErrNodeGone says a pod's node is gone and its domain cannot be told.
 var ErrNodeGone = errors.New("the pod's node is gone and its domain is unknown (no eviction record, no topology label on the pod, no last labels of the node)")
@@ -525,6 +565,32 @@ func isReady(pod *corev1.Pod) bool {
 // records: Ready and not being deleted.
 func IsHealthy(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp == nil && isReady(pod)
+}
+
+// IsAvailable is IsHealthy under spec.minReadySeconds: Ready for at least
+// minReady at now, from the Ready condition's lastTransitionTime (kept by
+// the kubelet, so the same on every replica and across restarts). A Ready
+// pod without a transition time counts as available.
+func IsAvailable(pod *corev1.Pod, minReady time.Duration, now time.Time) bool {
+	if !IsHealthy(pod) {
+		return false
+	}
+	at, ok := availableAt(pod, minReady)
+	return !ok || !now.Before(at)
+}
+
+// availableAt is when a Ready pod becomes available under minReady (false
+// when it does not wait: no delay, or no transition time).
+func availableAt(pod *corev1.Pod, minReady time.Duration) (time.Time, bool) {
+	if minReady <= 0 {
+		return time.Time{}, false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			return c.LastTransitionTime.Add(minReady), true
+		}
+	}
+	return time.Time{}, false
 }
 
 // checkAmounts refuses what the API server's validation should already have

@@ -17,6 +17,8 @@ limitations under the License.
 package budget
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
@@ -26,13 +28,15 @@ import (
 type domainCounts struct {
 	expected map[string]int32
 	healthy  map[string]int32
+	// warming counts the Ready pods within minReadySeconds.
+	warming map[string]int32
 }
 
 // newDomainCounts opens a row for every domain a covered pod runs in. Without
 // owner scales (an integer minAvailable without topology, as in policy/v1),
 // the pods that exist are the expected ones.
 func newDomainCounts(placed placement, countPods bool) *domainCounts {
-	dc := &domainCounts{expected: map[string]int32{}, healthy: map[string]int32{}}
+	dc := &domainCounts{expected: map[string]int32{}, healthy: map[string]int32{}, warming: map[string]int32{}}
 	for i := range placed.pods {
 		pp := &placed.pods[i]
 		if pp.kind != inDomain {
@@ -72,9 +76,10 @@ func (dc *domainCounts) addEveryDomain(n int32) {
 	}
 }
 
-// countHealthy counts the pods that are Ready, not being deleted and not
-// protected by an eviction record.
-func (dc *domainCounts) countHealthy(placed placement, protected map[string]types.UID) {
+// countHealthy counts the pods that are available (Ready for minReady, not
+// being deleted) and not protected by an eviction record. It returns when
+// the next Ready pod becomes available (nil: none waits).
+func (dc *domainCounts) countHealthy(placed placement, protected map[string]types.UID, minReady time.Duration, now time.Time) (next *time.Time) {
 	for i := range placed.pods {
 		pp := &placed.pods[i]
 		if pp.kind != inDomain || !IsHealthy(pp.pod) {
@@ -83,8 +88,16 @@ func (dc *domainCounts) countHealthy(placed placement, protected map[string]type
 		if uid, ok := protected[pp.pod.Name]; ok && (uid == "" || uid == pp.pod.UID) {
 			continue
 		}
+		if at, ok := availableAt(pp.pod, minReady); ok && now.Before(at) {
+			dc.warming[pp.domain]++
+			if next == nil || at.Before(*next) {
+				next = &at
+			}
+			continue
+		}
 		dc.healthy[pp.domain]++
 	}
+	return next
 }
 
 // rows returns one row per domain, sorted by name, without allowances.
@@ -95,6 +108,7 @@ func (dc *domainCounts) rows() []policyv1alpha1.DomainStatus {
 			Name:           d,
 			ExpectedPods:   dc.expected[d],
 			CurrentHealthy: dc.healthy[d],
+			WarmingUp:      dc.warming[d],
 		})
 	}
 	return out

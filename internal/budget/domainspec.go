@@ -49,8 +49,9 @@ import (
 // written.
 const anyDomain = "\x00any"
 
-// DomainSpecOf identifies how the spec names domains: a hash of topologyKey
-// and nodeSelectorTerm. Records carry it (DisruptedPod.DomainSpec).
+// DomainSpecOf identifies how the spec names domains: a hash of topologyKey,
+// nodeSelectorTerm and partition (only when set: a spec without it hashes
+// as before partitions existed). Records carry it (DisruptedPod.DomainSpec).
 func DomainSpecOf(spec *policyv1alpha1.TopologyDisruptionBudgetSpec) string {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(spec.TopologyKey))
@@ -63,6 +64,14 @@ func DomainSpecOf(spec *policyv1alpha1.TopologyDisruptionBudgetSpec) string {
 			term = []byte(err.Error())
 		}
 		_, _ = h.Write(term)
+	}
+	if spec.Partition != nil {
+		src, err := json.Marshal(spec.Partition)
+		if err != nil {
+			src = []byte(err.Error())
+		}
+		_, _ = h.Write([]byte("\x00partition"))
+		_, _ = h.Write(src)
 	}
 	return fmt.Sprintf("%016x", h.Sum64())
 }

@@ -132,6 +132,8 @@ func RefusePlacement(tdb *policyv1alpha1.TopologyDisruptionBudget, err error) De
 	switch {
 	case errors.Is(err, ErrNodeGone):
 		return refuse(DecisionNodeGone, "topology disruption budget %s: %v; the pod runs nowhere; its controller's replacement is counted in every domain until the pod is removed", name, err)
+	case errors.Is(err, ErrNoPartition):
+		return refuse(DecisionBlocked, "topology disruption budget %s: cannot tell the partition of the pod: %v; fix spec.partition or the pod", name, err)
 	case errors.Is(err, ErrNoDomainLabel):
 		return refuse(DecisionBlocked, "topology disruption budget %s: cannot tell the domain of the pod: %v; label the node with %s", name, err, tdb.Spec.TopologyKey)
 	default:
@@ -231,9 +233,12 @@ func refuseNoAllowance(tdb *policyv1alpha1.TopologyDisruptionBudget, row *policy
 }
 
 // countedHealthy says whether the budget counts the pod among its healthy
-// pods: Ready, not deleting, and on a node that exists.
-func (req EvictionRequest) countedHealthy() bool {
-	return !req.NodeGone && IsHealthy(req.Pod)
+// pods: available (Ready for minReady, not deleting), and on a node that
+// exists. A Ready pod within minReadySeconds is not counted yet, but its
+// eviction needs an allowance like any Ready pod's, as core's PDBs (which
+// know no delay) and so the mirrors decide it.
+func (req EvictionRequest) countedHealthy(minReady time.Duration) bool {
+	return !req.NodeGone && IsAvailable(req.Pod, minReady, req.Now)
 }
 
 // charge returns the status after one eviction in req.Domain: the record is
@@ -244,11 +249,14 @@ func (req EvictionRequest) countedHealthy() bool {
 func charge(tdb *policyv1alpha1.TopologyDisruptionBudget, req EvictionRequest) *policyv1alpha1.TopologyDisruptionBudgetStatus {
 	next := addRecord(tdb, req)
 	row := findDomain(next.Domains, req.Domain)
-	if req.countedHealthy() {
+	if req.countedHealthy(time.Duration(tdb.Spec.MinReadySeconds) * time.Second) {
 		// A pod that is not Ready, or whose node is gone, was never counted
 		// healthy; the record keeps it uncounted, so only a healthy pod
 		// lowers currentHealthy.
 		row.CurrentHealthy--
+	} else if !req.NodeGone && IsHealthy(req.Pod) && row.WarmingUp > 0 {
+		// A Ready pod within minReadySeconds: no longer one core counts.
+		row.WarmingUp--
 	}
 	row.DisruptionsAllowed--
 	LimitDisruptedDomains(&tdb.Spec, next.Domains)

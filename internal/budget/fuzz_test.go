@@ -187,9 +187,51 @@ func decodeWorld(data []byte) Input {
 			recs = append(recs, rec)
 		}
 	}
+	// Read last, so that the worlds above decode as before: partitions
+	// (domains from the pods, their StatefulSets' missing pods placed by
+	// name) and a readiness delay.
+	if r.intn(4) == 0 {
+		partitionWorld(r, b, ps, recs, ownerMap)
+	}
+	if r.intn(3) == 0 {
+		b.MinReadySeconds(int32(r.intn(20)))
+		for _, p := range ps {
+			if isReady(p.Obj()) {
+				p.ReadySince(at(-time.Duration(r.intn(30)) * time.Second))
+			}
+		}
+	}
 	b.DisruptedPods(recs...)
 
 	return Input{Budget: b.Obj(), Pods: pods(ps...), Nodes: nodeLookup(nodes...), Owners: ownerMap, Now: t0}
+}
+
+// partitionWorld turns a decoded world into one whose domains come from the
+// pods: a label "part" (0-2, some pods without it), or the last digit of
+// the name (0-2; pods whose name ends otherwise have none) with every
+// owner a StatefulSet named "p", whose missing pods p-0.. are placed by
+// name. The records name partitions.
+func partitionWorld(r *fuzzBytes, b *builders.BudgetWrapper, ps []*builders.PodWrapper, recs []policyv1alpha1.DisruptedPod, owners map[types.UID]Owner) {
+	spec := b.Obj().Spec
+	spec.TopologyKey, spec.NodeSelectorTerm = "", nil
+	b.Spec(spec)
+	if r.intn(2) == 0 {
+		b.Partition(policyv1alpha1.PartitionSource{Label: "part"})
+		for _, p := range ps {
+			if v := r.intn(4); v < 3 {
+				p.Label("part", strconv.Itoa(v))
+			}
+		}
+	} else {
+		b.PartitionByName(`p-?[0-9]*([0-2])`)
+		for k, o := range owners {
+			o.Kind, o.Name = "StatefulSet", "p"
+			owners[k] = o
+		}
+	}
+	for i := range recs {
+		recs[i].Domain = strconv.Itoa(r.intn(3))
+	}
 }
 
 // describe prints a decoded world for a failure report.
@@ -502,7 +544,8 @@ func checkLedger(t *testing.T, in Input, res Result) {
 		}
 		d := DecideEviction(b, EvictionRequest{Pod: p, Domain: domain, Now: in.Now, NodeGone: gone})
 		if d.Allowed && d.Reason == DecisionCharged {
-			chargedUnhealthy = chargedUnhealthy || !IsHealthy(p) || gone
+			minReady := time.Duration(b.Spec.MinReadySeconds) * time.Second
+			chargedUnhealthy = chargedUnhealthy || !IsAvailable(p, minReady, in.Now) || gone
 			charged[domain]++
 			if charged[domain] > allowed[domain] {
 				t.Errorf("eviction %d of %s: domain %s charged %d times, allowed %d", i, p.Name, domain, charged[domain], allowed[domain])
@@ -530,8 +573,9 @@ func checkLedger(t *testing.T, in Input, res Result) {
 	if chargedUnhealthy {
 		// As in policy/v1, evicting a not-Ready pod under IfHealthyBudget
 		// with desiredHealthy 0 takes an allowance, but the pod was never
-		// healthy (nor is one whose node is gone): the recomputation gives
-		// that allowance back. The ledger
+		// healthy (nor is one whose node is gone, nor a Ready one within
+		// minReadySeconds, which needs an allowance as core's PDBs decide
+		// it): the recomputation gives that allowance back. The ledger
 		// may allow less than the recomputation, never more.
 		ledger = append([]policyv1alpha1.DomainStatus(nil), ledger...)
 		for i := range ledger {

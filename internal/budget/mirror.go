@@ -59,6 +59,12 @@ const MirrorBudgetLabel = "policy.tdb.dev/budget"
 // sets does (see MirrorDomainKey); the operator writes it.
 const DomainLabel = "policy.tdb.dev/domain"
 
+// MaxMirroredDomains is the most domains a budget is mirrored for: one
+// PodDisruptionBudget each, so a budget over hundreds of partitions would
+// add hundreds of objects for planners to read. Beyond it the budget is
+// not mirrored (condition Mirrored=False, reason TooManyDomains).
+const MaxMirroredDomains = 100
+
 // MirrorDomain is what one domain's mirror must say.
 type MirrorDomain struct {
 	// Domain is the domain's name (status.domains[].name).
@@ -93,7 +99,10 @@ func MirrorDomains(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, st *policy
 		}
 	}
 	for _, r := range rows {
-		m := MirrorDomain{Domain: r.Name, MinAvailable: r.DesiredHealthy}
+		// Core counts the pods warming up (Ready within minReadySeconds)
+		// healthy, which the budget does not yet: they are added, so
+		// that core allows what the budget does.
+		m := MirrorDomain{Domain: r.Name, MinAvailable: r.DesiredHealthy + r.WarmingUp}
 		if blocked {
 			m.Waiting, m.MinAvailable = true, r.ExpectedPods
 			out = append(out, m)
@@ -120,7 +129,7 @@ func MirrorDomains(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, st *policy
 // checks as the PDB's currentHealthy >= its minAvailable > 0.
 func waitingMinAvailable(r policyv1alpha1.DomainStatus) int32 {
 	if r.DesiredHealthy > 0 && r.CurrentHealthy >= r.DesiredHealthy {
-		return r.CurrentHealthy
+		return r.CurrentHealthy + r.WarmingUp
 	}
 	return r.ExpectedPods
 }
@@ -137,6 +146,14 @@ func waitingMinAvailable(r policyv1alpha1.DomainStatus) int32 {
 // the term must not be selected) uses DomainLabel, which the operator
 // writes on covered pods and removes from the others.
 func MirrorDomainKey(spec *policyv1alpha1.TopologyDisruptionBudgetSpec) (key string, operatorOwned bool) {
+	if p := spec.Partition; p != nil {
+		// A partition label is the pods' own; a partition read from the
+		// name is written on each pod by the operator.
+		if p.Label != "" {
+			return p.Label, false
+		}
+		return DomainLabel, true
+	}
 	if spec.TopologyKey == "" && spec.NodeSelectorTerm == nil {
 		// One domain, "all": the budget's selector alone.
 		return "", false

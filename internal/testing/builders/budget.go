@@ -99,6 +99,24 @@ func (w *BudgetWrapper) NodeSelectorTerm(t policyv1alpha1.NodeSelectorTerm) *Bud
 	return w
 }
 
+// Partition sets spec.partition: domains read from the pods.
+func (w *BudgetWrapper) Partition(p policyv1alpha1.PartitionSource) *BudgetWrapper {
+	w.tdb.Spec.Partition = &p
+	return w
+}
+
+// PartitionByName sets spec.partition to capture group 1 of re on the pod
+// name.
+func (w *BudgetWrapper) PartitionByName(re string) *BudgetWrapper {
+	return w.Partition(policyv1alpha1.PartitionSource{PodNameRegex: re})
+}
+
+// MinReadySeconds sets spec.minReadySeconds.
+func (w *BudgetWrapper) MinReadySeconds(n int32) *BudgetWrapper {
+	w.tdb.Spec.MinReadySeconds = n
+	return w
+}
+
 // UnhealthyPodEvictionPolicy sets spec.unhealthyPodEvictionPolicy.
 func (w *BudgetWrapper) UnhealthyPodEvictionPolicy(p policyv1alpha1.UnhealthyPodEvictionPolicyType) *BudgetWrapper {
 	w.tdb.Spec.UnhealthyPodEvictionPolicy = p

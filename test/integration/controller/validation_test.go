@@ -122,6 +122,15 @@ var _ = Describe("API validation by the API server", func() {
 		Expect(tdb.Spec.Rollout.Strategy).To(Equal(policyv1alpha1.DomainByDomain))
 	})
 
+	It("accepts a partition budget (by name, with maxDisruptedDomains and minReadySeconds, or by label)", func() {
+		byName := builders.Budget("ingesters").Namespace(ns).MatchLabels(map[string]string{"app": "ingester"}).
+			PartitionByName(`ingester-zone-[a-z]-([0-9]+)`).MaxUnavailable(intstr.FromInt32(1)).MaxDisruptedDomains(2).MinReadySeconds(10).Obj()
+		Expect(k8s.Create(ctx, byName)).To(Succeed())
+		byLabel := builders.Budget("ingesters-by-index").Namespace(ns).MatchLabels(map[string]string{"app": "ingester"}).
+			Partition(policyv1alpha1.PartitionSource{Label: "apps.kubernetes.io/pod-index"}).MaxUnavailable(intstr.FromInt32(1)).Obj()
+		Expect(k8s.Create(ctx, byLabel)).To(Succeed())
+	})
+
 	DescribeTable("refuses an invalid spec with the field path and a readable message",
 		func(mutate func(*policyv1alpha1.TopologyDisruptionBudgetSpec), wantInMessage ...string) {
 			err := create(mutate)
@@ -158,6 +167,37 @@ var _ = Describe("API validation by the API server", func() {
 		Entry("maxDisruptedDomains without topologyKey", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			s.TopologyKey = ""
 		}, "spec.maxDisruptedDomains", "maxDisruptedDomains requires topologyKey"),
+		Entry("partition with topologyKey", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.Partition = &policyv1alpha1.PartitionSource{Label: "apps.kubernetes.io/pod-index"}
+		}, "spec.partition", "partition (the pod) excludes topologyKey and nodeSelectorTerm"),
+		Entry("partition with nodeSelectorTerm", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.TopologyKey, s.MaxDisruptedDomains = "", nil
+			s.Partition = &policyv1alpha1.PartitionSource{Label: "apps.kubernetes.io/pod-index"}
+			s.NodeSelectorTerm = &policyv1alpha1.NodeSelectorTerm{MatchExpressions: []policyv1alpha1.NodeSelectorRequirement{{Key: "spot", Operator: "DoesNotExist"}}}
+		}, "spec.partition", "excludes topologyKey and nodeSelectorTerm"),
+		Entry("partition with both label and podNameRegex", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.TopologyKey, s.NodeSelectorTerm, s.Rollout = "", nil, nil
+			s.Partition = &policyv1alpha1.PartitionSource{Label: "p", PodNameRegex: "ingester-([0-9]+)"}
+		}, "spec.partition", "exactly one of label or podNameRegex must be set"),
+		Entry("partition with neither label nor podNameRegex", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.TopologyKey, s.NodeSelectorTerm, s.Rollout = "", nil, nil
+			s.Partition = &policyv1alpha1.PartitionSource{}
+		}, "spec.partition", "exactly one of label or podNameRegex must be set"),
+		Entry("podNameRegexGroup without podNameRegex", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.TopologyKey, s.NodeSelectorTerm, s.Rollout = "", nil, nil
+			s.Partition = &policyv1alpha1.PartitionSource{Label: "p", PodNameRegexGroup: ptr.To[int32](2)}
+		}, "spec.partition.podNameRegexGroup", "podNameRegexGroup requires podNameRegex"),
+		Entry("podNameRegexGroup 0", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.TopologyKey, s.NodeSelectorTerm, s.Rollout = "", nil, nil
+			s.Partition = &policyv1alpha1.PartitionSource{PodNameRegex: "ingester-([0-9]+)", PodNameRegexGroup: ptr.To[int32](0)}
+		}, "spec.partition.podNameRegexGroup", "greater than or equal to 1"),
+		Entry("partition label that is not a label key", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.TopologyKey, s.NodeSelectorTerm, s.Rollout = "", nil, nil
+			s.Partition = &policyv1alpha1.PartitionSource{Label: "not a key!"}
+		}, "spec.partition.label", "should match"),
+		Entry("negative minReadySeconds", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
+			s.MinReadySeconds = -1
+		}, "spec.minReadySeconds", "greater than or equal to 0"),
 		Entry("topologyKey that is not a label key", func(s *policyv1alpha1.TopologyDisruptionBudgetSpec) {
 			s.TopologyKey = "zone with spaces!"
 		}, "spec.topologyKey", "should match"),
