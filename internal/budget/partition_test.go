@@ -71,7 +71,9 @@ func zoneNodes() []*builders.NodeWrapper {
 // Pending replacements in theirs, maxDisruptedDomains over partitions, and
 // a pod without a partition blocking the budget.
 func TestPartitions(t *testing.T) {
-	byName := func() *builders.BudgetWrapper { return tdb("ingesters").PartitionByName(ingesterRegex).MaxUnavailable(intOrPct("1")) }
+	byName := func() *builders.BudgetWrapper {
+		return tdb("ingesters").PartitionByName(ingesterRegex).MaxUnavailable(intOrPct("1"))
+	}
 	byIndex := func() *builders.BudgetWrapper {
 		return tdb("ingesters").Partition(policyv1alpha1.PartitionSource{Label: appsv1.PodIndexLabel}).MaxUnavailable(intOrPct("1"))
 	}
