@@ -84,5 +84,3 @@ var _ = Describe("Budget status per partition", func() {
 		Expect(get(tdb)().Status.DisruptionsAllowed).To(BeZero())
 	})
 })
-
-
