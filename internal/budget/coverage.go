@@ -326,7 +326,7 @@ func (c *coverage) place(pods []*corev1.Pod) placement {
 		if c.partition != nil {
 			pp.kind, pp.domain = c.placePartition(pod)
 			if pp.kind == noDomain {
-				out.issues = append(out.issues, DomainIssue{Pod: pod.Name, Reason: c.partition.missing(pod)})
+				out.issues = append(out.issues, DomainIssue{Pod: pod.Name, Reason: c.partition.missing()})
 			}
 		} else if pod.Spec.NodeName != "" || c.singleDomain() {
 			np := c.placeOnNode(pod.Spec.NodeName)
@@ -465,7 +465,7 @@ func (cv *Coverage) Place(tdb *policyv1alpha1.TopologyDisruptionBudget, pod *cor
 	if c.partition != nil {
 		switch kind, domain := c.placePartition(pod); kind {
 		case noDomain:
-			return Placement{Covered: true}, &noPartitionError{fmt.Sprintf("pod %s/%s: %s", pod.Namespace, pod.Name, c.partition.missing(pod))}
+			return Placement{Covered: true}, &noPartitionError{fmt.Sprintf("pod %s/%s: %s", pod.Namespace, pod.Name, c.partition.missing())}
 		case nodeGone:
 			return Placement{Covered: true, Domain: domain, NodeGone: true}, nil
 		default:

@@ -71,18 +71,14 @@ func parsePartition(p *policyv1alpha1.PartitionSource) (*partitionSource, error)
 	return &partitionSource{re: re, group: group, expr: p.PodNameRegex}, nil
 }
 
-// ofName is the partition of a pod of this name ("" when the name does not
-// match, or the group is empty), for a source reading names; ok is false
-// for a source reading labels.
-func (p *partitionSource) ofName(name string) (partition string, ok bool) {
-	if p.re == nil {
-		return "", false
-	}
+// ofName is the partition of a pod of this name for a source reading
+// names ("" when the name does not match, or the group is empty).
+func (p *partitionSource) ofName(name string) string {
 	m := p.re.FindStringSubmatch(name)
 	if m == nil {
-		return "", true
+		return ""
 	}
-	return m[p.group], true
+	return m[p.group]
 }
 
 // of is the pod's partition, "" when it has none.
@@ -90,8 +86,7 @@ func (p *partitionSource) of(pod *corev1.Pod) string {
 	if p.re == nil {
 		return pod.Labels[p.label]
 	}
-	d, _ := p.ofName(pod.Name)
-	return d
+	return p.ofName(pod.Name)
 }
 
 // ofStatefulSetPod is the partition of a StatefulSet's pod of this name
@@ -101,8 +96,7 @@ func (p *partitionSource) of(pod *corev1.Pod) string {
 func (p *partitionSource) ofStatefulSetPod(name string, ordinal int32) string {
 	switch {
 	case p.re != nil:
-		d, _ := p.ofName(name)
-		return d
+		return p.ofName(name)
 	case p.label == appsv1.PodIndexLabel:
 		return strconv.Itoa(int(ordinal))
 	case p.label == appsv1.StatefulSetPodNameLabel:
@@ -118,7 +112,7 @@ func (p *partitionSource) namesTell() bool {
 }
 
 // missing says why a pod has no partition.
-func (p *partitionSource) missing(pod *corev1.Pod) string {
+func (p *partitionSource) missing() string {
 	if p.re == nil {
 		return fmt.Sprintf("the pod has no label %s", p.label)
 	}
