@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Command kubectl-tdb is the kubectl plugin of tdb-operator: kubectl tdb
-// can-drain, why, plan and status (see docs/kubectl-tdb.md).
+// can-drain, why, plan, status and convert (see docs/kubectl-tdb.md).
 package main
 
 import (

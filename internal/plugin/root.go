@@ -14,9 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package plugin is kubectl-tdb: kubectl tdb can-drain, why, plan and
-// status. It reads the cluster with list calls and decides with
-// internal/predict, which decides with the eviction webhook's own code.
+// Package plugin is kubectl-tdb: kubectl tdb can-drain, why, plan, status
+// and convert. It reads the cluster with list calls and decides with
+// internal/predict, which decides with the eviction webhook's own code;
+// convert reads only its input.
 package plugin
 
 import (
@@ -83,13 +84,14 @@ type options struct {
 	flags  *genericclioptions.ConfigFlags
 	out    string
 	now    func() time.Time
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 }
 
 // NewCommand is kubectl tdb.
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &options{flags: genericclioptions.NewConfigFlags(true), now: time.Now, stdout: streams.Out, stderr: streams.ErrOut}
+	o := &options{flags: genericclioptions.NewConfigFlags(true), now: time.Now, stdin: streams.In, stdout: streams.Out, stderr: streams.ErrOut}
 	root := &cobra.Command{
 		Use:   "kubectl-tdb",
 		Short: "Can these nodes be drained now, and if not, why and in what order? For TopologyDisruptionBudgets and PodDisruptionBudgets together.",
@@ -108,7 +110,7 @@ Exit status: 0 yes, 1 no (named in the output), 2 error.`,
 	}
 	o.flags.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().StringVarP(&o.out, "output", "o", "table", "Output format: table, json or yaml.")
-	root.AddCommand(newCanDrainCommand(o), newWhyCommand(o), newPlanCommand(o), newStatusCommand(o), &cobra.Command{
+	root.AddCommand(newCanDrainCommand(o), newWhyCommand(o), newPlanCommand(o), newStatusCommand(o), newConvertCommand(o), &cobra.Command{
 		Use:   "version",
 		Short: "Print the plugin's version.",
 		Args:  cobra.NoArgs,
