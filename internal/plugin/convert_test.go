@@ -325,7 +325,7 @@ items:
 	}
 }
 
-// The examples of docs/budgets.md: testdata/convert/MODE.yaml prints
+// The examples of docs/partitions.md: testdata/convert/MODE.yaml prints
 // MODE.tdb.yaml.
 func TestConvertExamples(t *testing.T) {
 	for _, mode := range []string{"zone", "partition"} {
