@@ -427,3 +427,7 @@ bench-scale: cluster-binaries ## Measured run on a local kwok cluster (tdb-scale
 .PHONY: bench-rollout
 bench-rollout: cluster-binaries ## Measured run on a local kwok cluster: update of a 24-pod, 3-zone StatefulSet by the built-in RollingUpdate vs the operator's AllDomains and DomainByDomain (2 per zone); wall times, ratios, API writes per updated pod; fails if a budget is exceeded (BENCH_ARGS="-cases a -keep").
 	go test -count=1 -tags perf -timeout 90m -v ./test/perf/rolloutbench -run TestRolloutBench -args $(BENCH_ARGS)
+
+.PHONY: bench-partitions
+bench-partitions: cluster-binaries ## Measured run on a local kwok cluster (tdb-partitions, ports 20243/19080/19081): every node of a Mimir-like layout (ingester-zone-{a,b,c}, 30 partitions) drained at once (drain library) under a partition budget, one zone at a time, one PDB, and the partition budget with minReadySeconds 10; wall times, ratios, an independent watcher's replicas of a partition down and zones degraded; fails on a violation (BENCH_ARGS="-partitions 60 -keep").
+	go test -count=1 -tags perf -timeout 90m -v ./test/perf/partitionbench -run TestPartitionBench -args $(BENCH_ARGS)
