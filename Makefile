@@ -125,7 +125,7 @@ test-integration: k8s-binaries ## envtest suites against a real kube-apiserver a
 		go test $(GO_TEST_FLAGS) -tags integration -timeout 30m $(INTEGRATION_PKGS) -ginkgo.v
 
 .PHONY: test-e2e
-test-e2e: cluster-binaries ## End-to-end suite on a fresh local kwok cluster (tdb-e2e, real control plane, concurrent kubectl drains, ports 19443/18080/18081); about 15 minutes.
+test-e2e: cluster-binaries ## End-to-end suite on a fresh local kwok cluster (tdb-e2e, real control plane, concurrent kubectl drains, ports 19443/18080/18081); about 22 minutes on 2 cores (partition specs included).
 	go test -tags e2e -count=1 -timeout 40m ./test/e2e/ -ginkgo.v
 
 .PHONY: test-e2e-plugin
@@ -421,7 +421,7 @@ bench-candrain: cluster-binaries ## Measured run on a local kwok cluster (tdb-ca
 	go test -count=1 -tags perf -timeout 90m -v ./test/perf/candrain -run TestCanDrainBench
 
 .PHONY: bench-scale
-bench-scale: cluster-binaries ## Measured run on a local kwok cluster (tdb-scale: 1,000 nodes, 10,000 pods, 100 budgets; about 15 minutes on 2 cores): a tenth of the nodes recycled by concurrent drains (drain library) under a TDB per workload, then under the closest PDB per workload, then with no budget (the floor); latencies, violations (an independent watcher), status lag, the operator's CPU, heap and writes, the machine's CPU by process, API requests, profiles; see docs/scale.md (NODES, PODS, BUDGETS, ROUNDS, RECYCLE, OUT, KEEP=1).
+bench-scale: cluster-binaries ## Measured run on a local kwok cluster (tdb-scale: 1,000 nodes, 10,000 pods, 100 budgets; about 22 minutes on 2 cores): a tenth of the nodes recycled by concurrent drains (drain library) under a TDB per workload, then under the closest PDB per workload, then with no budget (the floor); latencies, violations (an independent watcher), status lag, the operator's CPU, heap and writes, the machine's CPU by process, API requests, profiles; see docs/scale.md (NODES, PODS, BUDGETS, ROUNDS, RECYCLE, OUT, KEEP=1).
 	go test -count=1 -tags perf -timeout 180m -v ./test/perf/scalebench -run TestScaleBench
 
 .PHONY: bench-rollout
