@@ -341,8 +341,20 @@ func DisruptionCondition(spec *policyv1alpha1.TopologyDisruptionBudgetSpec, doma
 	default:
 		c.Status, c.Reason = metav1.ConditionFalse, policyv1alpha1.ReasonInsufficientPods
 		c.Message = "no domain has a healthy pod to spare; evictions wait until pods become Ready"
+		if warming := warmingUp(domains); warming > 0 {
+			c.Message = fmt.Sprintf("no domain has a healthy pod to spare; evictions wait until pods become Ready (%d Ready pod(s) count once Ready for minReadySeconds)", warming)
+		}
 	}
 	return c
+}
+
+// warmingUp counts the pods Ready for less than minReadySeconds.
+func warmingUp(domains []policyv1alpha1.DomainStatus) int32 {
+	n := int32(0)
+	for _, d := range domains {
+		n += d.WarmingUp
+	}
+	return n
 }
 
 // CanIgnoreBudget says whether an eviction passes without asking the budget:

@@ -216,3 +216,22 @@ func TestPlacePartition(t *testing.T) {
 		}
 	}
 }
+
+// While every partition waits for a replica to have been Ready long
+// enough, the condition says so.
+func TestConditionNamesThePodsWarmingUp(t *testing.T) {
+	b := tdb("ingesters").PartitionByName(ingesterRegex).MaxUnavailable(intOrPct("1")).MinReadySeconds(10)
+	zoneARecovering := func(n string, w *builders.PodWrapper) *builders.PodWrapper {
+		if strings.HasPrefix(n, "ingester-zone-a-") {
+			return w.ReadySince(at(-4 * time.Second))
+		}
+		return w
+	}
+	pods, os := ingesters(3, nil, zoneARecovering)
+	in := world{tdb: b, nodes: zoneNodes(), pods: pods, owners: os}.input()
+	c := DisruptionCondition(&in.Budget.Spec, Compute(in).Domains, "", "", 1, t0)
+	if c.Status != metav1.ConditionFalse || c.Reason != policyv1alpha1.ReasonInsufficientPods ||
+		!strings.Contains(c.Message, "3 Ready pod(s) count once Ready for minReadySeconds") {
+		t.Errorf("condition = %s %s %q, want False InsufficientPods naming the 3 pods warming up", c.Status, c.Reason, c.Message)
+	}
+}
