@@ -516,17 +516,18 @@ func newOwnerPods(o Owner) *ownerPods {
 // are done. It says false, and the other rules apply, for any other
 // controller, a partition source the names do not tell (a label other than
 // the StatefulSet's pod-index or pod-name), or a controller known by a
-// record alone. Ordinals are taken to start at 0: a StatefulSet
-// whose ordinals start later counts its first names missing as well as its
-// last pods present, which allows less, never more.
+// record alone. Only an apps/v1 StatefulSet's ordinals are known
+// (Owner.OrdinalStart, from spec.ordinals.start): a custom controller of
+// the same kind name may skip ordinals, and follows the other rules.
 func (att *attribution) addByName(op *ownerPods) bool {
-	if att.partition == nil || !att.partition.namesTell() || op.owner.Kind != "StatefulSet" || op.owner.Name == "" || (len(op.names) == 0 && !op.listed) {
+	if att.partition == nil || !att.partition.namesTell() || op.owner.OrdinalStart == nil || op.owner.Name == "" || (len(op.names) == 0 && !op.listed) {
 		// A controller known by a record alone counts its missing pods
 		// in every domain, opening none (see DomainSpecOf).
 		return false
 	}
 	missing := map[string]string{}
-	for i := int32(0); i < op.owner.Replicas; i++ {
+	start := *op.owner.OrdinalStart
+	for i := start; i < start+op.owner.Replicas; i++ {
 		name := fmt.Sprintf("%s-%d", op.owner.Name, i)
 		if _, ok := op.names[name]; ok {
 			continue

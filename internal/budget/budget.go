@@ -59,6 +59,11 @@ type Owner struct {
 	Kind, Name string
 	// Replicas is the controller's desired scale.
 	Replicas int32
+	// OrdinalStart is set for an apps/v1 StatefulSet: its pods are named
+	// <Name>-<ordinal>, ordinals from OrdinalStart (spec.ordinals.start)
+	// to OrdinalStart+Replicas-1. Nil for any other controller, whose
+	// pods' names say nothing of which are missing.
+	OrdinalStart *int32
 }
 
 // Input is everything one status computation needs.

@@ -390,6 +390,9 @@ func refuse(reason Reason, format string, args ...any) Decision {
 }
 
 func describeDomain(tdb *policyv1alpha1.TopologyDisruptionBudget, domain string) string {
+	if tdb.Spec.Partition != nil {
+		return fmt.Sprintf("partition %s", domain)
+	}
 	if tdb.Spec.TopologyKey == "" {
 		return "the budget"
 	}

@@ -225,7 +225,7 @@ func partitionWorld(r *fuzzBytes, b *builders.BudgetWrapper, ps []*builders.PodW
 	} else {
 		b.PartitionByName(`p-?[0-9]*([0-2])`)
 		for k, o := range owners {
-			o.Kind, o.Name = "StatefulSet", "p"
+			o.Kind, o.Name, o.OrdinalStart = "StatefulSet", "p", new(int32)
 			owners[k] = o
 		}
 	}

@@ -23,6 +23,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 )
@@ -57,6 +58,11 @@ func parsePartition(p *policyv1alpha1.PartitionSource) (*partitionSource, error)
 		}
 		return &partitionSource{label: p.Label}, nil
 	}
+	// Compiled alone first: wrapped as written, "a)|(b" would compile to
+	// an expression anchored on one side only.
+	if _, err := regexp.Compile(p.PodNameRegex); err != nil {
+		return nil, fmt.Errorf("spec.partition.podNameRegex: %w", err)
+	}
 	re, err := regexp.Compile(`^(?:` + p.PodNameRegex + `)$`)
 	if err != nil {
 		return nil, fmt.Errorf("spec.partition.podNameRegex: %w", err)
@@ -72,10 +78,11 @@ func parsePartition(p *policyv1alpha1.PartitionSource) (*partitionSource, error)
 }
 
 // ofName is the partition of a pod of this name for a source reading
-// names ("" when the name does not match, or the group is empty).
+// names: "" when the name does not match, or the group is empty or not a
+// label value (a mirror selects a partition by a label on its pods).
 func (p *partitionSource) ofName(name string) string {
 	m := p.re.FindStringSubmatch(name)
-	if m == nil {
+	if m == nil || len(validation.IsValidLabelValue(m[p.group])) > 0 {
 		return ""
 	}
 	return m[p.group]
@@ -116,7 +123,7 @@ func (p *partitionSource) missing() string {
 	if p.re == nil {
 		return fmt.Sprintf("the pod has no label %s", p.label)
 	}
-	return fmt.Sprintf("the pod's name does not match %q (or its group %d is empty)", p.expr, p.group)
+	return fmt.Sprintf("the pod's name does not match %q (or its group %d is empty, or not a label value)", p.expr, p.group)
 }
 
 // placePartition places a selected pod of a partition budget: in its

@@ -43,7 +43,7 @@ func ingesters(n int, skip map[string]bool, mod func(name string, w *builders.Po
 	var pods []*builders.PodWrapper
 	var os []Owner
 	for _, z := range []string{"a", "b", "c"} {
-		sts := Owner{UID: types.UID("sts-" + z), Kind: "StatefulSet", Name: "ingester-zone-" + z, Replicas: int32(n)}
+		sts := Owner{UID: types.UID("sts-" + z), Kind: "StatefulSet", Name: "ingester-zone-" + z, Replicas: int32(n), OrdinalStart: new(int32)}
 		os = append(os, sts)
 		for i := range n {
 			name := fmt.Sprintf("ingester-zone-%s-%d", z, i)
@@ -156,8 +156,8 @@ func TestMinReadySeconds(t *testing.T) {
 	judged.Status = statusFrom(judged, res)
 	warm := byNamePod(in, "ingester-zone-a-1")
 	healthy := byNamePod(in, "ingester-zone-b-1")
-	if d := DecideEviction(judged, EvictionRequest{Pod: healthy, Domain: "1", Now: t0}); d.Allowed {
-		t.Errorf("a healthy replica of partition 1 while another recovers: allowed (%s), want refused", d.Reason)
+	if d := DecideEviction(judged, EvictionRequest{Pod: healthy, Domain: "1", Now: t0}); d.Allowed || !strings.Contains(d.Message, "partition 1 has 2 healthy pods, needs 2") {
+		t.Errorf("a healthy replica of partition 1 while another recovers: allowed %v (%s), want refused naming the partition: %q", d.Allowed, d.Reason, d.Message)
 	}
 	// The recovering replica is Ready: its eviction needs an allowance, as
 	// core's PDBs decide it.
@@ -200,6 +200,10 @@ func TestPlacePartition(t *testing.T) {
 	if err != nil || p.Domain != "7" || !p.NodeGone {
 		t.Errorf("ingester-zone-b-7 on a gone node: %+v, %v; want in 7, node gone", p, err)
 	}
+	if _, err := Place(tdb("dots").PartitionByName(`ingester-(.*)`).MaxUnavailable(intOrPct("1")).Obj(),
+		pod("ingester--x").OnNode("n-a").Ready().Obj(), nodes, nil); !errors.Is(err, ErrNoPartition) {
+		t.Errorf("a capture that is not a label value (%q): err %v, want ErrNoPartition", "-x", err)
+	}
 	_, err = Place(b, pod("querier-1").OnNode("n-a").Ready().Obj(), nodes, nil)
 	if !errors.Is(err, ErrNoPartition) {
 		t.Fatalf("querier-1: err %v, want ErrNoPartition", err)
@@ -209,6 +213,7 @@ func TestPlacePartition(t *testing.T) {
 	}
 	for _, bad := range []policyv1alpha1.PartitionSource{
 		{PodNameRegex: `ingester-(`}, {PodNameRegex: `ingester-zone-[a-z]-[0-9]+`}, {Label: "x", PodNameRegex: "y"},
+		{PodNameRegex: `a)|(b`}, // would escape the anchors once wrapped
 	} {
 		b := tdb("bad").Partition(bad).MaxUnavailable(intOrPct("1")).Obj()
 		if err := ParseCoverage(b).Err(); err == nil {
@@ -233,5 +238,41 @@ func TestConditionNamesThePodsWarmingUp(t *testing.T) {
 	if c.Status != metav1.ConditionFalse || c.Reason != policyv1alpha1.ReasonInsufficientPods ||
 		!strings.Contains(c.Message, "3 Ready pod(s) count once Ready for minReadySeconds") {
 		t.Errorf("condition = %s %s %q, want False InsufficientPods naming the 3 pods warming up", c.Status, c.Reason, c.Message)
+	}
+}
+
+// A StatefulSet whose ordinals start at 3 (spec.ordinals.start) has pods
+// -3, -4, -5: once -4 is evicted and gone, its partition still misses it,
+// and another replica of partition 4 is refused. Only an apps/v1
+// StatefulSet's ordinals are known; a controller of the same kind name
+// without them follows the other rules, which count the missing pod in
+// every partition.
+func TestMissingPodOfAStatefulSetWhoseOrdinalsStartLater(t *testing.T) {
+	b := tdb("ingesters").PartitionByName(ingesterRegex).MaxUnavailable(intOrPct("1"))
+	for _, known := range []bool{true, false} {
+		pods, os := ingesters(6, map[string]bool{
+			"ingester-zone-a-0": true, "ingester-zone-a-1": true, "ingester-zone-a-2": true, "ingester-zone-a-4": true,
+			"ingester-zone-b-0": true, "ingester-zone-b-1": true, "ingester-zone-b-2": true,
+			"ingester-zone-c-0": true, "ingester-zone-c-1": true, "ingester-zone-c-2": true,
+		}, nil)
+		for i := range os {
+			os[i].Replicas = 3
+			start := int32(3)
+			os[i].OrdinalStart = &start
+			if !known {
+				os[i].OrdinalStart = nil
+			}
+		}
+		in := world{tdb: b.DisruptedPods(record("ingester-zone-a-4", "4", "sts-a", at(-time.Minute))), nodes: zoneNodes(), pods: pods, owners: os}.input()
+		res := Compute(in)
+		judged := in.Budget.DeepCopy()
+		judged.Status = statusFrom(judged, res)
+		row := findDomain(res.Domains, "4")
+		if row == nil || row.ExpectedPods != 3 || row.DisruptionsAllowed != 0 {
+			t.Errorf("ordinals known %v: partition 4 = %+v, want 3 expected (zone-a-4 missing), 0 allowed", known, row)
+		}
+		if d := DecideEviction(judged, EvictionRequest{Pod: byNamePod(in, "ingester-zone-b-4"), Domain: "4", Now: t0}); d.Allowed {
+			t.Errorf("ordinals known %v: a second replica of partition 4 allowed (%s) while zone-a-4 is missing", known, d.Reason)
+		}
 	}
 }

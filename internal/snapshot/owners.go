@@ -102,11 +102,11 @@ func (r *ownerResolver) resolveOne(ctx context.Context, ns string, ref metav1.Ow
 				return nil, false, err
 			}
 			if found {
-				return owner(parent.GetUID(), pk.kind, parent.GetName(), pk.scale(parent)), false, nil
+				return ownerOf(parent, pk.kind, pk.scale(parent)), false, nil
 			}
 		}
 	}
-	return owner(obj.GetUID(), k.kind, obj.GetName(), k.scale(obj)), false, nil
+	return ownerOf(obj, k.kind, k.scale(obj)), false, nil
 }
 
 // resolveScale reads a custom controller's scale subresource.
@@ -151,10 +151,20 @@ func (r *ownerResolver) get(ctx context.Context, key client.ObjectKey, uid types
 	return obj.GetUID() == uid, nil
 }
 
-func owner(uid types.UID, kind, name string, replicas *int32) *budget.Owner {
+// ownerOf is the scale-bearing controller obj, of the given kind and
+// scale. An apps/v1 StatefulSet also says where its pods' ordinals start.
+func ownerOf(obj client.Object, kind string, replicas *int32) *budget.Owner {
 	n := int32(1) // the API default when replicas is unset
 	if replicas != nil {
 		n = *replicas
 	}
-	return &budget.Owner{UID: uid, Kind: kind, Name: name, Replicas: n}
+	o := &budget.Owner{UID: obj.GetUID(), Kind: kind, Name: obj.GetName(), Replicas: n}
+	if sts, ok := obj.(*appsv1.StatefulSet); ok {
+		start := int32(0)
+		if sts.Spec.Ordinals != nil {
+			start = sts.Spec.Ordinals.Start
+		}
+		o.OrdinalStart = &start
+	}
+	return o
 }

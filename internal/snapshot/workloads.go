@@ -256,7 +256,7 @@ func (g *Gatherer) Controllers(ctx context.Context, ns string, sel labels.Select
 			if !sel.Matches(w.template(obj)) {
 				return nil
 			}
-			out = append(out, *owner(obj.GetUID(), w.kind, obj.GetName(), w.scale(obj)))
+			out = append(out, *ownerOf(obj, w.kind, w.scale(obj)))
 			return nil
 		})
 		if err != nil {
