@@ -591,9 +591,15 @@ func (r *BudgetReconciler) emitEvents(tdb *policyv1alpha1.TopologyDisruptionBudg
 	}
 	if len(res.DomainIssues) > 0 {
 		i := res.DomainIssues[0]
-		r.Recorder.Eventf(tdb, nil, corev1.EventTypeWarning, policyv1alpha1.EventReasonDomainError, "Sync",
-			"%d covered pod(s) have no domain, e.g. %s on node %q (%s): no eviction is allowed until the node is labelled %s",
-			len(res.DomainIssues), i.Pod, i.Node, i.Reason, tdb.Spec.TopologyKey)
+		if tdb.Spec.Partition != nil {
+			r.Recorder.Eventf(tdb, nil, corev1.EventTypeWarning, policyv1alpha1.EventReasonDomainError, "Sync",
+				"%d covered pod(s) have no partition, e.g. %s (%s): no eviction is allowed until spec.partition or the pods are fixed",
+				len(res.DomainIssues), i.Pod, i.Reason)
+		} else {
+			r.Recorder.Eventf(tdb, nil, corev1.EventTypeWarning, policyv1alpha1.EventReasonDomainError, "Sync",
+				"%d covered pod(s) have no domain, e.g. %s on node %q (%s): no eviction is allowed until the node is labelled %s",
+				len(res.DomainIssues), i.Pod, i.Node, i.Reason, tdb.Spec.TopologyKey)
+		}
 	}
 	if len(res.NoScale) > 0 {
 		r.Recorder.Eventf(tdb, nil, corev1.EventTypeWarning, policyv1alpha1.EventReasonNoScale, "Sync",

@@ -23,6 +23,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/test/integration/framework"
@@ -82,5 +84,16 @@ var _ = Describe("Budget status per partition", func() {
 		Eventually(func() string { return condition(get(tdb)()).Reason }).Should(Equal(policyv1alpha1.ReasonDomainError))
 		Expect(condition(get(tdb)()).Message).To(ContainSubstring("no label partition"))
 		Expect(get(tdb)().Status.DisruptionsAllowed).To(BeZero())
+		Eventually(func() []string {
+			var evs eventsv1.EventList
+			Expect(k8s.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
+			var notes []string
+			for _, e := range evs.Items {
+				if e.Regarding.Name == tdb.Name && e.Reason == policyv1alpha1.EventReasonDomainError {
+					notes = append(notes, e.Note)
+				}
+			}
+			return notes
+		}).Should(ContainElement(ContainSubstring("have no partition")), "the DomainError event names the partition, not a node label")
 	})
 })
