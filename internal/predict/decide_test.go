@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -161,6 +162,14 @@ func TestDecideTopologyBudgets(t *testing.T) {
 				Blocks:  []string{"TDB shop/web zone-a InsufficientPods"},
 				Budgets: []string{"TDB web zone-a 1/2 keeps 1 allows 0"}},
 			hint: "zone-a needs 1 more Ready pod(s) (1 healthy, keeps 1)", message: "domain zone-a (topology.kubernetes.io/zone) has 1 healthy pods, needs 1"},
+		{name: "zone-a's other pod Ready for 4 s of minReadySeconds 10: the hint says it counts soon",
+			nodes: six, pods: with(onePodPerNode(six), map[string]func(*builders.PodWrapper) *builders.PodWrapper{
+				"web-zone-a-2": func(w *builders.PodWrapper) *builders.PodWrapper { return w.ReadySince(now.Add(-4 * time.Second)) }}),
+			tdbs: []*builders.BudgetWrapper{webTDB("1").MinReadySeconds(10)}, pod: "web-zone-a-1",
+			want: verdict{Reason: budget.DecisionInsufficientPods,
+				Blocks:  []string{"TDB shop/web zone-a InsufficientPods"},
+				Budgets: []string{"TDB web zone-a 1/2 keeps 1 allows 0"}},
+			hint: "1 Ready pod(s) there count once Ready for minReadySeconds"},
 		{name: "a zone in a namespace-wide budget: the hint names the budget, not a zone",
 			nodes: six, pods: with(onePodPerNode(six), map[string]func(*builders.PodWrapper) *builders.PodWrapper{"web-zone-a-2": notReady}),
 			tdbs: []*builders.BudgetWrapper{webTDB("1").TopologyKey("")}, pod: "web-zone-a-1",

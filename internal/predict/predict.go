@@ -350,6 +350,9 @@ func tdbHint(t *policyv1alpha1.TopologyDisruptionBudget, domain string, reason b
 		}
 		need := readyNeeded(row.CurrentHealthy, row.DesiredHealthy, pod, t.Spec.UnhealthyPodEvictionPolicy != policyv1alpha1.AlwaysAllow)
 		h := fmt.Sprintf("%s needs %d more Ready pod(s) (%d healthy, keeps %d)", where, need, row.CurrentHealthy, row.DesiredHealthy)
+		if row.WarmingUp > 0 {
+			h += fmt.Sprintf("; %d Ready pod(s) there count once Ready for minReadySeconds", row.WarmingUp)
+		}
 		if inFlight > 0 {
 			h += fmt.Sprintf("; %d granted eviction(s) there are still being accounted for", inFlight)
 		}
