@@ -71,72 +71,105 @@ func main() {
 
 func run(name string, teardown bool) error {
 	start := time.Now()
-	fmt.Println(">> bringing up a fresh local cluster: 3 zones x 4 kwok nodes, real kube-apiserver, controller-manager and scheduler v1.36.3")
-	// A previous run leaves its cluster drained: start from a clean one.
-	if err := (&kwokenv.Cluster{Name: name}).DownIfExists(); err != nil {
-		return err
-	}
-	c, err := kwokenv.Up(name, "ZONES=3", "NODES_PER_ZONE=4", "POD_READY_DELAY=2s")
-	if err != nil {
-		return err
-	}
-	if teardown {
+	c, op, k8s, err := bringUp(name)
+	if teardown && c != nil {
 		defer func() { _ = c.Down() }()
 	}
-	if _, err := kwokenv.BuildManager(); err != nil {
-		return err
+	if op != nil {
+		defer op.Stop()
 	}
-	fmt.Println(">> starting the operator as a local process (webhook at https://127.0.0.1:9443/validate-eviction)")
-	op, err := kwokenv.StartOperator(c, kwokenv.OperatorOptions{})
-	if err != nil {
-		return err
-	}
-	defer op.Stop()
-	fmt.Printf("   operator log: %s\n", op.LogPath)
-
-	k8s, err := kwokenv.NewClient(c.Kubeconfig)
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
-	if err := deploy(ctx, k8s); err != nil {
+	originals, err := nodeNames(ctx, k8s)
+	if err != nil {
 		return err
 	}
-	fmt.Println(">> 24 ingesters Ready; budget mimir/ingesters: maxUnavailable 2 per zone, maxDisruptedDomains 1")
-
-	var originals []string
-	var nodes corev1.NodeList
-	if err := k8s.List(ctx, &nodes); err != nil {
-		return err
-	}
-	for _, n := range nodes.Items {
-		originals = append(originals, n.Name)
-	}
-	sort.Strings(originals)
-
 	if err := askPlugin(c, originals); err != nil {
 		return err
 	}
-
 	w := &kwokenv.Watcher{Client: k8s, NS: ns, Selector: labels.SelectorFromSet(labels.Set{"app": "ingester"}),
 		Expected: func(context.Context) (map[string]int, error) {
 			return map[string]int{"zone-a": perZone, "zone-b": perZone, "zone-c": perZone}, nil
 		}}
 	watch := kwokenv.StartSampler(w.Unavailable, 0, nil)
+	d := drainAll(ctx, c, k8s, originals)
+	return summarize(d, watch.Stop(), start, c, name, teardown)
+}
 
-	fmt.Printf(">> draining all %d nodes at once (%d kubectl drain processes) while 4 new nodes per zone are added\n", len(originals), len(originals))
+// bringUp starts a fresh cluster, the operator as a local process, and
+// the demo's workload and budget. The cluster is returned even on error
+// once it is up, so that the caller can tear it down.
+func bringUp(name string) (*kwokenv.Cluster, *kwokenv.Operator, client.Client, error) {
+	fmt.Println(">> bringing up a fresh local cluster: 3 zones x 4 kwok nodes, real kube-apiserver, controller-manager and scheduler v1.36.3")
+	// A previous run leaves its cluster drained: start from a clean one.
+	if err := (&kwokenv.Cluster{Name: name}).DownIfExists(); err != nil {
+		return nil, nil, nil, err
+	}
+	c, err := kwokenv.Up(name, "ZONES=3", "NODES_PER_ZONE=4", "POD_READY_DELAY=2s")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if _, err := kwokenv.BuildManager(); err != nil {
+		return c, nil, nil, err
+	}
+	fmt.Println(">> starting the operator as a local process (webhook at https://127.0.0.1:9443/validate-eviction)")
+	op, err := kwokenv.StartOperator(c, kwokenv.OperatorOptions{})
+	if err != nil {
+		return c, nil, nil, err
+	}
+	fmt.Printf("   operator log: %s\n", op.LogPath)
+	k8s, err := kwokenv.NewClient(c.Kubeconfig)
+	if err == nil {
+		err = deploy(context.Background(), k8s)
+	}
+	if err != nil {
+		return c, op, nil, err
+	}
+	fmt.Println(">> 24 ingesters Ready; budget mimir/ingesters: maxUnavailable 2 per zone, maxDisruptedDomains 1")
+	return c, op, k8s, nil
+}
+
+// nodeNames lists the cluster's nodes, sorted.
+func nodeNames(ctx context.Context, k8s client.Client) ([]string, error) {
+	var nodes corev1.NodeList
+	if err := k8s.List(ctx, &nodes); err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, n := range nodes.Items {
+		names = append(names, n.Name)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// drained is how the concurrent drains went.
+type drained struct {
+	nodes    []string
+	errs     []error
+	refusals int64
+	// start is when the drains started.
+	start time.Time
+}
+
+// drainAll drains every node at once, one kubectl drain each, while four
+// new nodes per zone are added, printing the budget every 4 s.
+func drainAll(ctx context.Context, c *kwokenv.Cluster, k8s client.Client, nodes []string) drained {
+	fmt.Printf(">> draining all %d nodes at once (%d kubectl drain processes) while 4 new nodes per zone are added\n", len(nodes), len(nodes))
 	var refusals atomic.Int64
 	var lastRefusal atomic.Value
 	lastRefusal.Store("")
 	drainCtx, cancelDrains := context.WithTimeout(ctx, 8*time.Minute)
 	defer cancelDrains()
 	var wg sync.WaitGroup
-	drainErrs := make([]error, len(originals))
-	for i, node := range originals {
+	errs := make([]error, len(nodes))
+	for i, node := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			drainErrs[i] = drain(drainCtx, c, node, func(line string) {
+			errs[i] = drain(drainCtx, c, node, func(line string) {
 				refusals.Add(1)
 				lastRefusal.Store(line)
 			})
@@ -154,26 +187,30 @@ func run(name string, teardown bool) error {
 	go func() { wg.Wait(); close(done) }()
 	tick := time.NewTicker(4 * time.Second)
 	defer tick.Stop()
-	drainStart := time.Now()
+	start := time.Now()
 loop:
 	for {
 		select {
 		case <-done:
 			break loop
 		case <-tick.C:
-			printStatus(ctx, k8s, time.Since(drainStart), refusals.Load(), lastRefusal.Load().(string))
+			printStatus(ctx, k8s, time.Since(start), refusals.Load(), lastRefusal.Load().(string))
 		}
 	}
 	// Let the last replacements become Ready before the final sample.
 	time.Sleep(4 * time.Second)
-	printStatus(ctx, k8s, time.Since(drainStart), refusals.Load(), "")
-	report := watch.Stop()
+	printStatus(ctx, k8s, time.Since(start), refusals.Load(), "")
+	return drained{nodes: nodes, errs: errs, refusals: refusals.Load(), start: start}
+}
 
+// summarize prints the outcome, and fails if the budget was exceeded or a
+// drain failed.
+func summarize(d drained, report kwokenv.SampleReport, start time.Time, c *kwokenv.Cluster, name string, teardown bool) error {
 	failed := 0
-	for i, err := range drainErrs {
+	for i, err := range d.errs {
 		if err != nil {
 			failed++
-			fmt.Printf("   drain of %s failed: %v\n", originals[i], err)
+			fmt.Printf("   drain of %s failed: %v\n", d.nodes[i], err)
 		}
 	}
 	held := report.MaxDisruptedZones <= 1
@@ -182,7 +219,7 @@ loop:
 	}
 	fmt.Printf("\n== summary\n")
 	fmt.Printf("drained %d nodes in %s (total %s), %d refusals (429) retried by kubectl drain, %d drain(s) failed\n",
-		len(originals)-failed, time.Since(drainStart).Round(time.Second), time.Since(start).Round(time.Second), refusals.Load(), failed)
+		len(d.nodes)-failed, time.Since(d.start).Round(time.Second), time.Since(start).Round(time.Second), d.refusals, failed)
 	fmt.Printf("observed by an independent watcher: %s\n", report)
 	if held {
 		fmt.Println("budget held: at most 2 pods unavailable per zone and at most 1 zone disrupted at any sample")
@@ -201,8 +238,6 @@ loop:
 	return nil
 }
 
-// deploy creates the namespace, one StatefulSet of 8 per zone and the
-// budget, and waits until everything is Ready and computed.
 func deploy(ctx context.Context, k8s client.Client) error {
 	if err := client.IgnoreAlreadyExists(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})); err != nil {
 		return err
