@@ -23,15 +23,23 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
 	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
 )
 
 // exportAllowances replaces a budget's series with its current domains:
-// their numbers and allowances, since when the blocked ones refuse
-// evictions, and the DisruptionAllowed condition.
+// how many there are and how many are disrupted; the numbers and allowances
+// of those its stored status lists (every domain up to
+// budget.MaxListedDomains, beyond only those not at full health), since
+// when the blocked ones refuse evictions; and the DisruptionAllowed
+// condition.
 func exportAllowances(tdb *policyv1alpha1.TopologyDisruptionBudget) {
-	next := make([]sample, 0, 5*len(tdb.Status.Domains)+1)
-	for _, d := range tdb.Status.Domains {
+	rows := budget.ListedDomains(tdb.Status.Domains)
+	next := make([]sample, 0, 5*len(rows)+3)
+	next = append(next,
+		sampleOf(operatormetrics.BudgetDomains, float64(len(tdb.Status.Domains)), tdb.Namespace, tdb.Name),
+		sampleOf(operatormetrics.BudgetDisruptedDomains, float64(budget.DisruptedDomains(tdb.Status.Domains)), tdb.Namespace, tdb.Name))
+	for _, d := range rows {
 		next = append(next,
 			sampleOf(operatormetrics.DomainAllowed, float64(d.DisruptionsAllowed), tdb.Namespace, tdb.Name, d.Name),
 			sampleOf(operatormetrics.DomainExpectedPods, float64(d.ExpectedPods), tdb.Namespace, tdb.Name, d.Name),

@@ -81,12 +81,51 @@ var rolloutSeries = []*prometheus.GaugeVec{
 // resetBudgetSeries empties the per-budget gauges and what the exporters
 // remember of them, which would otherwise skip series they think set.
 func resetBudgetSeries() {
-	for _, v := range append(append([]*prometheus.GaugeVec{}, budgetSeries...), rolloutSeries...) {
+	for _, v := range append(append([]*prometheus.GaugeVec{operatormetrics.BudgetDomains, operatormetrics.BudgetDisruptedDomains}, budgetSeries...), rolloutSeries...) {
 		v.Reset()
 	}
 	exported.mu.Lock()
 	clear(exported.m)
 	exported.mu.Unlock()
+}
+
+// A budget over 30 partitions exports per-domain series only for the
+// partitions its stored status lists (those not at full health), and the
+// count of domains and of disrupted ones.
+func TestExportAllowancesBoundedPerPartition(t *testing.T) {
+	resetBudgetSeries()
+	t.Cleanup(resetBudgetSeries)
+	tdb := &policyv1alpha1.TopologyDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "mimir", Name: "partitions"}}
+	for i := 0; i < 30; i++ {
+		r := policyv1alpha1.DomainStatus{Name: fmt.Sprint(i), ExpectedPods: 3, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1}
+		if i == 7 {
+			r.CurrentHealthy, r.DisruptionsAllowed = 2, 0
+		}
+		tdb.Status.Domains = append(tdb.Status.Domains, r)
+	}
+	exportAllowances(tdb)
+	want := []string{
+		`tdb_budget_disrupted_domains{namespace="mimir",tdb="partitions"} 1`,
+		`tdb_budget_domains{namespace="mimir",tdb="partitions"} 30`,
+		`tdb_domain_current_healthy{domain="7",namespace="mimir",tdb="partitions"} 2`,
+		`tdb_domain_desired_healthy{domain="7",namespace="mimir",tdb="partitions"} 2`,
+		`tdb_domain_disruptions_allowed{domain="7",namespace="mimir",tdb="partitions"} 0`,
+		`tdb_domain_expected_pods{domain="7",namespace="mimir",tdb="partitions"} 3`,
+	}
+	gauges := append([]*prometheus.GaugeVec{operatormetrics.BudgetDomains, operatormetrics.BudgetDisruptedDomains}, budgetSeries...)
+	if diff := cmp.Diff(want, seriesOf(t, gauges...)); diff != "" {
+		t.Fatalf("series (-want +got):\n%s", diff)
+	}
+	// Partition 7 recovers: its series go, the counts stay.
+	tdb.Status.Domains[7].CurrentHealthy, tdb.Status.Domains[7].DisruptionsAllowed = 3, 1
+	exportAllowances(tdb)
+	want = []string{
+		`tdb_budget_disrupted_domains{namespace="mimir",tdb="partitions"} 0`,
+		`tdb_budget_domains{namespace="mimir",tdb="partitions"} 30`,
+	}
+	if diff := cmp.Diff(want, seriesOf(t, gauges...)); diff != "" {
+		t.Fatalf("series after recovery (-want +got):\n%s", diff)
+	}
 }
 
 func TestExportAllowances(t *testing.T) {

@@ -294,6 +294,29 @@ type DomainStatus struct {
 	BlockedSince *metav1.Time `json:"blockedSince,omitempty"`
 }
 
+// DomainGroup is a set of domains at full health (every expected pod
+// healthy, none warming up, not blocked) that share their numbers: each is a
+// row of domains with these numbers and currentHealthy equal to
+// expectedPods.
+type DomainGroup struct {
+	// count is the number of domains in the group.
+	Count int32 `json:"count"`
+	// expectedPods of each domain of the group, all of them healthy.
+	ExpectedPods int32 `json:"expectedPods"`
+	// desiredHealthy of each domain of the group.
+	DesiredHealthy int32 `json:"desiredHealthy"`
+	// disruptionsAllowed of each domain of the group.
+	DisruptionsAllowed int32 `json:"disruptionsAllowed"`
+	// ranges are the group's domains named by consecutive integers (a
+	// StatefulSet's pod index, a partition number), written "first-last",
+	// or "n" for one: "0-41" is the domains "0", "1", ... "41".
+	// +optional
+	Ranges []string `json:"ranges,omitempty"`
+	// names are the group's other domains.
+	// +optional
+	Names []string `json:"names,omitempty"`
+}
+
 // DisruptedPod records an eviction that was granted but whose effect the
 // status controller has not finished accounting for.
 type DisruptedPod struct {
@@ -348,14 +371,23 @@ type TopologyDisruptionBudgetStatus struct {
 	// healthy than expected): the domains maxDisruptedDomains counts.
 	// +optional
 	DisruptedDomains int32 `json:"disruptedDomains"`
-	// domainCount is the number of domains in domains (for kubectl get).
+	// domainCount is the number of domains, listed in domains or grouped in
+	// healthyDomains (for kubectl get).
 	// +optional
 	DomainCount int32 `json:"domainCount"`
-	// domains has one entry per domain, sorted by name.
+	// domains has one entry per domain, sorted by name. With more than 20
+	// domains (a budget over partitions, say), it lists only the domains
+	// not at full health (fewer healthy than expected, pods warming up, or
+	// blocked), and healthyDomains holds the others: the status stays small
+	// however many domains a budget has. domainCount counts both.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
 	Domains []DomainStatus `json:"domains,omitempty"`
+	// healthyDomains lists, when there are more than 20 domains, the
+	// domains at full health, in groups of domains with the same numbers.
+	// +optional
+	HealthyDomains []DomainGroup `json:"healthyDomains,omitempty"`
 	// disruptedPods are evictions granted but not yet fully observed. They
 	// live here, not in the operator's memory, so they survive restarts.
 	// +optional

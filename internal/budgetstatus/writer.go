@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
 	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
 )
 
@@ -73,13 +74,19 @@ func (w *Writer) Newest(cached *policyv1alpha1.TopologyDisruptionBudget) *policy
 }
 
 // Put writes next's status once, conditional on next's resourceVersion, and
-// records the result. On success next holds the written version; it must
+// records the result. The status is sent compact (budget.CompactStatus);
+// next keeps every row. On success next holds the written version; it must
 // not be modified afterwards, as it is the newest version known.
 func (w *Writer) Put(ctx context.Context, next *policyv1alpha1.TopologyDisruptionBudget) error {
 	base := next.ResourceVersion
-	err := w.Client.Status().Update(ctx, next)
+	sent := next.DeepCopy()
+	budget.CompactStatus(&sent.Status)
+	err := w.Client.Status().Update(ctx, sent)
 	switch {
 	case err == nil:
+		// The server's answer holds the compact status: next keeps the
+		// rows it was given and takes the written version's metadata.
+		sent.ObjectMeta.DeepCopyInto(&next.ObjectMeta)
 		operatormetrics.StatusWrites.WithLabelValues(w.Name, resultWritten).Inc()
 		w.Versions.Wrote(next, base)
 	case apierrors.IsConflict(err):
@@ -98,6 +105,9 @@ func (w *Writer) Reread(ctx context.Context, key client.ObjectKey, staleVersion 
 	}
 	fresh := &policyv1alpha1.TopologyDisruptionBudget{}
 	if err := w.Live.Get(ctx, key, fresh); err != nil {
+		return nil, fmt.Errorf("re-reading %s after a conflict: %w", key, err)
+	}
+	if err := budget.ExpandStatus(&fresh.Status); err != nil {
 		return nil, fmt.Errorf("re-reading %s after a conflict: %w", key, err)
 	}
 	w.Versions.Saw(fresh, staleVersion)

@@ -19,10 +19,14 @@ package budgetstatus
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -219,4 +223,66 @@ func TestLockWaitsNoLongerThanTheContext(t *testing.T) {
 		t.Fatalf("Lock after unlock: %v", err)
 	}
 	again()
+}
+
+// A budget over 40 partitions: the writer stores the status compact (only
+// the partition not at full health listed) and keeps every row in what it
+// returns; after a conflict it applies on the live version expanded.
+func TestWriterStoresCompactAndWorksOnEveryRow(t *testing.T) {
+	ctx := context.Background()
+	c := server(t)
+	rows := func(degraded string) []policyv1alpha1.DomainStatus {
+		var out []policyv1alpha1.DomainStatus
+		for i := 0; i < 40; i++ {
+			r := policyv1alpha1.DomainStatus{Name: fmt.Sprint(i), ExpectedPods: 3, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1}
+			if r.Name == degraded {
+				r.CurrentHealthy, r.DisruptionsAllowed = 2, 0
+			}
+			out = append(out, r)
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+		return out
+	}
+	stale := get(t, c)
+	w := &Writer{Name: "test-compact", Client: c, Live: c, Versions: &Versions{}}
+	var seen [][]policyv1alpha1.DomainStatus
+	write := func(w *Writer, start *policyv1alpha1.TopologyDisruptionBudget, degraded string) *policyv1alpha1.TopologyDisruptionBudget {
+		t.Helper()
+		written, err := w.Update(ctx, start, func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+			seen = append(seen, base.Status.Domains)
+			base.Status.Domains = rows(degraded)
+			base.Status.DomainCount = 40
+			return base, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return written
+	}
+	written := write(w, stale, "7")
+	if !equality.Semantic.DeepEqual(written.Status.Domains, rows("7")) {
+		t.Errorf("the written version returned has %d rows, want all 40", len(written.Status.Domains))
+	}
+	stored := get(t, c).Status
+	if len(stored.Domains) != 1 || stored.Domains[0].Name != "7" || len(stored.HealthyDomains) != 1 ||
+		stored.HealthyDomains[0].Count != 39 || strings.Join(stored.HealthyDomains[0].Ranges, ",") != "0-6,8-39" {
+		t.Errorf("stored status: domains %+v, healthyDomains %+v; want partition 7 listed, 39 in ranges 0-6,8-39", stored.Domains, stored.HealthyDomains)
+	}
+	// The same writer starts from the newest version it knows, every row.
+	seen = nil
+	write(w, stale, "9")
+	if len(seen) != 1 || !equality.Semantic.DeepEqual(seen[0], rows("7")) {
+		t.Errorf("Apply saw %d versions; want the one written, with all 40 rows", len(seen))
+	}
+	// A writer that knows no newer version starts from the stale one and
+	// conflicts: the live version it applies on has every row.
+	seen = nil
+	write(&Writer{Name: "test-compact", Client: c, Live: c}, stale, "8")
+	if len(seen) != 2 || !equality.Semantic.DeepEqual(seen[1], rows("9")) {
+		t.Errorf("after the conflict Apply saw %d versions; want the live one with all 40 rows", len(seen))
+	}
+	stored = get(t, c).Status
+	if len(stored.Domains) != 1 || stored.Domains[0].Name != "8" {
+		t.Errorf("stored status lists %+v, want partition 8 only", stored.Domains)
+	}
 }

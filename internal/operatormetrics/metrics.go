@@ -127,6 +127,21 @@ var (
 	}, []string{"namespace", "tdb", "domain"})
 )
 
+// Domains of a budget by health, bounded where per-domain series are not:
+// a budget with more than budget.MaxListedDomains domains exports the
+// per-domain series above only for the domains not at full health (those
+// its status lists), and these two for all.
+var (
+	BudgetDomains = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tdb_budget_domains",
+		Help: "Domains of a TopologyDisruptionBudget (status.domainCount).",
+	}, []string{"namespace", "tdb"})
+	BudgetDisruptedDomains = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tdb_budget_disrupted_domains",
+		Help: "Domains of a TopologyDisruptionBudget with fewer healthy pods than expected (status.disruptedDomains).",
+	}, []string{"namespace", "tdb"})
+)
+
 // BudgetCondition is 1 for the status and reason of a budget's
 // DisruptionAllowed condition as the status controller last wrote it: one
 // series per budget (reason SyncFailed or DomainError: the budget is not in
@@ -182,7 +197,7 @@ var (
 func Collectors() []prometheus.Collector {
 	return []prometheus.Collector{DomainAllowed, StatusWrites, StatusChanges, RolloutEvictions, DeletionCostPatches,
 		EvictionDecisions, EvictionDecisionSeconds, ChargesPerWrite, RecomputedGrants, Recomputations, MirrorWrites, DomainBlockedSince,
-		DomainExpectedPods, DomainCurrentHealthy, DomainDesiredHealthy, BudgetCondition,
+		DomainExpectedPods, DomainCurrentHealthy, DomainDesiredHealthy, BudgetDomains, BudgetDisruptedDomains, BudgetCondition,
 		RolloutDomainPhase, RolloutDomainUpdatedPods, RolloutDomainPods,
 		WebhookCertificateExpiry, WebhookFailurePolicy, WebhookInstalledFailurePolicy}
 }

@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
 )
 
 // clients talks to the API server for one command.
@@ -143,9 +144,13 @@ func (c *clients) budgets(ctx context.Context, namespaces []string) ([]policyv1a
 			return err
 		}
 		for _, t := range l.Items {
-			if want[t.Namespace] {
-				tdbs = append(tdbs, t)
+			if !want[t.Namespace] {
+				continue
 			}
+			if err := budget.ExpandStatus(&t.Status); err != nil {
+				return fmt.Errorf("TopologyDisruptionBudget %s/%s: %w", t.Namespace, t.Name, err)
+			}
+			tdbs = append(tdbs, t)
 		}
 		return nil
 	}

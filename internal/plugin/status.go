@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
 	"github.com/tdb-operator/tdb-operator/internal/predict"
 )
 
@@ -82,6 +83,11 @@ func newStatusCommand(o *options) *cobra.Command {
 				}
 				items = l.Items
 			}
+			for i := range items {
+				if err := budget.ExpandStatus(&items[i].Status); err != nil {
+					return fmt.Errorf("TopologyDisruptionBudget %s/%s: %w", items[i].Namespace, items[i].Name, err)
+				}
+			}
 			list := BudgetStatusList{TypeMeta: typeMeta("BudgetStatusList"), Items: []predict.BudgetStatus{}}
 			for i := range items {
 				list.Items = append(list.Items, predict.StatusOf(&items[i]))
@@ -123,7 +129,8 @@ func printStatus(w io.Writer, l BudgetStatusList, now time.Time) {
 		if len(b.Domains) == 0 {
 			_, _ = fmt.Fprintf(tw, "%s\t-\t\t\t\t\t\t\t\t\n", head)
 		}
-		for i, d := range b.Domains {
+		rows, healthy := listedDomains(b.Domains)
+		for i, d := range rows {
 			if i > 0 {
 				head = "\t\t\t"
 			}
@@ -136,6 +143,12 @@ func printStatus(w io.Writer, l BudgetStatusList, now time.Time) {
 			}
 			_, _ = fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%d\t%s\t%d\t%s\t%s\n", head, d.Name, d.Healthy, d.Expected, d.Desired, d.Allowed, waiting, d.InFlight, blocked, orDash(d.RolloutPhase))
 		}
+		if healthy > 0 {
+			if len(rows) > 0 {
+				head = "\t\t\t"
+			}
+			_, _ = fmt.Fprintf(tw, "%s\t(%d more at full health)\t\t\t\t\t\t\t\t\n", head, healthy)
+		}
 	}
 	_ = tw.Flush()
 	// The webhook decides these budgets' evictions, but may let some
@@ -147,4 +160,22 @@ func printStatus(w io.Writer, l BudgetStatusList, now time.Time) {
 			sep = ""
 		}
 	}
+}
+
+// listedDomains are the rows the table prints: every domain of a budget
+// with at most budget.MaxListedDomains, as its status lists them; beyond,
+// the domains not at full health (fewer healthy than expected, in flight,
+// blocked, or in a rollout step), and how many others there are.
+func listedDomains(all []predict.DomainStatus) (rows []predict.DomainStatus, healthy int) {
+	if len(all) <= budget.MaxListedDomains {
+		return all, 0
+	}
+	for _, d := range all {
+		if d.Healthy == d.Expected && d.InFlight == 0 && d.BlockedSince == nil && (d.RolloutPhase == "" || d.RolloutPhase == string(policyv1alpha1.RolloutPhaseComplete)) {
+			healthy++
+			continue
+		}
+		rows = append(rows, d)
+	}
+	return rows, healthy
 }

@@ -23,7 +23,9 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
 )
 
@@ -36,13 +38,14 @@ import (
 func CacheOptions() cache.Options {
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:                   {Transform: stripPod},
-			&corev1.Node{}:                  {Transform: stripNode},
-			&appsv1.ReplicaSet{}:            {Transform: stripWorkload},
-			&appsv1.Deployment{}:            {Transform: stripWorkload},
-			&appsv1.StatefulSet{}:           {Transform: stripWorkload},
-			&appsv1.DaemonSet{}:             {Transform: stripWorkload},
-			&corev1.ReplicationController{}: {Transform: stripWorkload},
+			&corev1.Pod{}:                              {Transform: stripPod},
+			&corev1.Node{}:                             {Transform: stripNode},
+			&appsv1.ReplicaSet{}:                       {Transform: stripWorkload},
+			&appsv1.Deployment{}:                       {Transform: stripWorkload},
+			&appsv1.StatefulSet{}:                      {Transform: stripWorkload},
+			&appsv1.DaemonSet{}:                        {Transform: stripWorkload},
+			&corev1.ReplicationController{}:            {Transform: stripWorkload},
+			&policyv1alpha1.TopologyDisruptionBudget{}: {Transform: expandBudget},
 		},
 	}
 }
@@ -70,6 +73,22 @@ func stripMeta(m *metav1.ObjectMeta, keepAnnotations []string) {
 }
 
 var _ toolscache.TransformFunc = stripPod
+
+// expandBudget gives the cached budget every row of its status
+// (budget.ExpandStatus): everything the operator decides reads the rows, and
+// expanding once here spares every reader. A status that cannot be expanded
+// is cached as stored: the domains it does not list refuse evictions as not
+// in the status yet, until the status controller writes a new one.
+func expandBudget(obj any) (any, error) {
+	tdb, ok := obj.(*policyv1alpha1.TopologyDisruptionBudget)
+	if !ok {
+		return obj, nil
+	}
+	if err := budget.ExpandStatus(&tdb.Status); err != nil {
+		log.Log.WithName("cache").Error(err, "cannot expand the status of a TopologyDisruptionBudget", "namespace", tdb.Namespace, "name", tdb.Name)
+	}
+	return tdb, nil
+}
 
 func stripPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)

@@ -34,6 +34,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 )
 
 // informerCache starts controller-runtime's informer cache, with the
@@ -45,6 +47,9 @@ func informerCache(tb testing.TB, labelIndex bool, pods []*corev1.Pod, nodes []*
 	tb.Helper()
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
+		tb.Fatal(err)
+	}
+	if err := policyv1alpha1.AddToScheme(s); err != nil {
 		tb.Fatal(err)
 	}
 	opts := CacheOptions()
