@@ -37,6 +37,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
 )
 
 // maxOlder bounds the resourceVersions remembered as older than a budget's
@@ -97,13 +98,19 @@ func (v *Versions) Wrote(obj *policyv1alpha1.TopologyDisruptionBudget, base stri
 // before a write of this process, whose answer is recorded after it, would
 // otherwise replace a newer version with an older one; with the evidence
 // rule, the worst a stale newest costs is one conflict, whose re-read names
-// it. obj must not be modified afterwards.
+// it. A live read holds the status as stored: Saw expands it in place
+// (budget.ExpandStatus), as every version known has every row, and records
+// nothing of a status it cannot expand. obj must not be modified
+// afterwards.
 func (v *Versions) Saw(obj *policyv1alpha1.TopologyDisruptionBudget, olderThanObj ...string) {
 	v.record(obj, false, olderThanObj...)
 }
 
 func (v *Versions) record(obj *policyv1alpha1.TopologyDisruptionBudget, wrote bool, olderThanObj ...string) {
 	if v == nil || obj == nil || obj.ResourceVersion == "" {
+		return
+	}
+	if err := budget.ExpandStatus(&obj.Status); err != nil {
 		return
 	}
 	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Name}

@@ -18,14 +18,18 @@ package budgetstatus
 
 import (
 	"context"
+	"fmt"
+	"sort"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
+	"github.com/tdb-operator/tdb-operator/internal/budget"
 )
 
 // version is budget ns/b (UID u1) at a resourceVersion. The versions are
@@ -228,5 +232,33 @@ func TestALateUnlockedReadDoesNotFreezeTheBudget(t *testing.T) {
 			t.Fatalf("after 20 rounds with no other writer, status writer: %v; rollout writer: %v; live still %s",
 				errS, errW, get(t, c).ResourceVersion)
 		}
+	}
+}
+
+// A live read holds the status as stored, compact beyond 20 domains: the
+// version recorded, and so the newest every writer starts from, has every
+// row.
+func TestSawExpandsAStoredStatus(t *testing.T) {
+	v := &Versions{}
+	cached := version("1")
+	v.Saw(cached)
+	live := version("2")
+	for i := 0; i < 30; i++ {
+		live.Status.Domains = append(live.Status.Domains, policyv1alpha1.DomainStatus{Name: fmt.Sprint(i), ExpectedPods: 3, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1})
+	}
+	sort.Slice(live.Status.Domains, func(i, j int) bool { return live.Status.Domains[i].Name < live.Status.Domains[j].Name })
+	want := live.Status.DeepCopy().Domains
+	budget.CompactStatus(&live.Status)
+	v.Saw(live, "1")
+	got := v.Newest(cached)
+	if got.ResourceVersion != "2" || len(got.Status.HealthyDomains) != 0 || !equality.Semantic.DeepEqual(got.Status.Domains, want) {
+		t.Errorf("newest is version %s with %d rows and groups %+v; want version 2 with all 30 rows", got.ResourceVersion, len(got.Status.Domains), got.Status.HealthyDomains)
+	}
+	// A status that cannot be expanded is not recorded.
+	bad := version("3")
+	bad.Status.HealthyDomains = []policyv1alpha1.DomainGroup{{Count: 5, Ranges: []string{"9-1"}}}
+	v.Saw(bad, "2")
+	if got := v.Newest(cached); got.ResourceVersion != "2" {
+		t.Errorf("newest is version %s, want 2: an unreadable status must not become the newest", got.ResourceVersion)
 	}
 }
