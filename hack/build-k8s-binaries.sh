@@ -3,7 +3,7 @@
 # the versions pinned by the build modules under hack/tools/:
 #
 #   hack/tools/kube/  k8s.io/kubernetes: kube-apiserver, kube-controller-manager,
-#                     kube-scheduler, kubectl
+#                     kube-scheduler, kubectl (another module with KUBE_MOD_DIR)
 #   hack/tools/etcd/  go.etcd.io/etcd/server/v3: etcd
 #   hack/tools/kwok/  sigs.k8s.io/kwok: kwok (the kwok controller), kwokctl
 #
@@ -29,7 +29,12 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-KUBE_MOD_DIR="${ROOT}/hack/tools/kube"
+# KUBE_MOD_DIR selects another build module for the Kubernetes binaries (an
+# older minor, say: KUBE_MOD_DIR=hack/tools/kube-1.33); relative paths are
+# taken from the repository root. Output still goes to bin/k8s/<its version>/.
+KUBE_MOD_DIR="${KUBE_MOD_DIR:-hack/tools/kube}"
+[[ "${KUBE_MOD_DIR}" == /* ]] || KUBE_MOD_DIR="${ROOT}/${KUBE_MOD_DIR}"
+KUBE_MOD_DIR="${KUBE_MOD_DIR%/}"
 ETCD_MOD_DIR="${ROOT}/hack/tools/etcd"
 KWOK_MOD_DIR="${ROOT}/hack/tools/kwok"
 ALL_COMPONENTS=(kube-apiserver etcd kube-controller-manager kube-scheduler kubectl kwok kwokctl)
@@ -96,7 +101,7 @@ STAGING_VERSION="v0.${BASH_REMATCH[1]}.${BASH_REMATCH[2]}"
 while read -r from _ to ver; do
   [[ "${from}" == k8s.io/* ]] || continue
   [[ "${to}" == "${from}" && "${ver}" == "${STAGING_VERSION}" ]] ||
-    die "hack/tools/kube/go.mod: replace ${from} => ${to} ${ver}; want ${from} ${STAGING_VERSION}"
+    die "${KUBE_MOD_DIR#"${ROOT}"/}/go.mod: replace ${from} => ${to} ${ver}; want ${from} ${STAGING_VERSION}"
 done < <(grep -E '^[[:space:]]*(replace[[:space:]]+)?k8s\.io/[^[:space:]]+[[:space:]]+=>' "${KUBE_MOD_DIR}/go.mod" |
   sed -E 's/^[[:space:]]*(replace[[:space:]]+)?//')
 
