@@ -84,10 +84,10 @@ verify: generate manifests $(KUSTOMIZE) bundlegen helmgen lint ## Fail when gene
 # failed one's is printed at the end, before the table of times.
 TEST_QUICK := verify vet test-unit test-rules test-bundlegen test-chart
 TEST_LANE_E2E := test-e2e
-TEST_LANE_OTHERS := test-integration test-install test-helm-install test-e2e-plugin test-e2e-scope test-e2e-routing test-e2e-karpenter
+TEST_LANE_OTHERS := test-integration test-install test-helm-install test-compat test-e2e-plugin test-e2e-scope test-e2e-routing test-e2e-karpenter
 
 .PHONY: test
-test: test-prerequisites ## The whole suite: unit (with a short fuzz run), the alerts with promtool, the bundle generator's tests, the Helm chart's (lint, templates against config/), integration (envtest), install (kustomize, then Helm, on local kwok clusters), e2e (local kwok clusters: the main suite, kubectl-tdb, the webhook scope and in-zone endpoints) and e2e with the real Karpenter.
+test: test-prerequisites ## The whole suite: unit (with a short fuzz run), the alerts with promtool, the bundle generator's tests, the Helm chart's (lint, templates against config/), integration (envtest), install (kustomize, then Helm, on local kwok clusters), the support matrix (the oldest Kubernetes minor claimed and the current one), e2e (local kwok clusters: the main suite, kubectl-tdb, the webhook scope and in-zone endpoints) and e2e with the real Karpenter.
 	hack/run-suites.sh -s "$(TEST_QUICK)" "$(TEST_LANE_E2E)" "$(TEST_LANE_OTHERS)"
 
 .PHONY: test-fast
@@ -99,7 +99,7 @@ test-fast: ## The inner loop (about 5 minutes on 2 cores): the quick checks of m
 # the suites' own builds then find it up to date and leave the file alone
 # while another lane runs it.
 .PHONY: test-prerequisites
-test-prerequisites: cluster-binaries karpenter-binaries k8s-binaries promtool-binary $(KUSTOMIZE) $(HELM) $(GOLANGCI_LINT) $(CONTROLLER_GEN)
+test-prerequisites: cluster-binaries compat-binaries karpenter-binaries k8s-binaries promtool-binary $(KUSTOMIZE) $(HELM) $(GOLANGCI_LINT) $(CONTROLLER_GEN)
 	go build -o $(LOCALBIN)/manager ./cmd
 
 .PHONY: test-unit
@@ -143,6 +143,32 @@ test-e2e-routing: cluster-binaries ## In-zone endpoints for topology-aware routi
 .PHONY: test-e2e-karpenter
 test-e2e-karpenter: cluster-binaries karpenter-binaries ## The real Karpenter (kwok provider) replaces a 3-zone pool under a TDB, without and with mirrored PDBs, side by side (tdb-karpenter, ports 19643/18380/18381 and 18480/18481); fails if the budget is exceeded, a pod is force-deleted, or with mirrors a node is chosen whose pods the budget refuses.
 	go test -v -tags e2e -count=1 -timeout 40m ./test/e2e/karpenter/ -run TestKarpenterReplacesAPoolWithinTheBudget
+
+# The support matrix (docs/install.md#supported-kubernetes-versions): the
+# build modules of the oldest Kubernetes minor the chart and the bundle
+# claim and of the current one (hack/tools/kube, what every other suite runs).
+COMPAT_KUBE_MOD_DIRS := hack/tools/kube-1.33 hack/tools/kube
+
+.PHONY: compat-binaries
+compat-binaries: ## Build the control plane, kubectl and kwok of every minor of the support matrix (COMPAT_KUBE_MOD_DIRS) into bin/k8s/<version>/ (cached).
+	for mod in $(COMPAT_KUBE_MOD_DIRS); do KUBE_MOD_DIR=$$mod hack/build-k8s-binaries.sh $(CLUSTER_BINARIES) >/dev/null; done
+
+# Per minor: its binaries (checked to be the version its module pins), the
+# CRD's specs of test/integration/controller (label api-validation) on its
+# kube-apiserver, then test/e2e/compat on a kwok cluster of that minor.
+.PHONY: test-compat
+test-compat: compat-binaries $(KUSTOMIZE) $(HELM) ## The support matrix, on the oldest Kubernetes minor claimed (1.33) and the current one: the CRD's validation rules and invalid-spec cases on its kube-apiserver (envtest), the kustomize and Helm installs in a server-side dry run, the zone label of mirrored PDBs, and concurrent kubectl drains under a budget with mirrors on a kwok cluster of that minor (tdb-compat, ports 16743/20343/19180/19181).
+	for mod in $(COMPAT_KUBE_MOD_DIRS); do \
+		bin="$$(KUBE_MOD_DIR=$$mod hack/build-k8s-binaries.sh $(CLUSTER_BINARIES) 2>/dev/null | tail -1)"; \
+		want="$$(cd $$mod && GOWORK=off go list -mod=readonly -m -f '{{.Version}}' k8s.io/kubernetes)"; \
+		[ "$${bin##*/}" = "$$want" ] || { echo "KUBE_MOD_DIR=$$mod built $${bin##*/}, want $$want"; exit 1; }; \
+		echo "=== Kubernetes $$want ($$mod): the CRD on its kube-apiserver"; \
+		KUBEBUILDER_ASSETS="$$bin" go test -v $(GO_TEST_FLAGS) -tags integration -timeout 10m ./test/integration/controller/ \
+			-ginkgo.label-filter=api-validation -ginkgo.fail-on-empty; \
+		echo "=== Kubernetes $$want ($$mod): installs, mirrors and drains on a kwok cluster"; \
+		KUBE_MOD_DIR=$$mod COMPAT_KUBE_BIN="$$bin" KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) \
+			go test -v -tags e2e -count=1 -timeout 20m ./test/e2e/compat/ -ginkgo.v; \
+	done
 
 .PHONY: test-install
 test-install: cluster-binaries $(KUSTOMIZE) ## Install test on a fresh local kwok cluster (tdb-install, API server port 16443): config/default and the overlays accepted object by object by a server-side dry run, then applied, then removed.

@@ -93,7 +93,9 @@ var (
 	name64 = name63 + "x"
 )
 
-var _ = Describe("API validation by the API server", func() {
+// The CRD's specs carry the label api-validation: make test-compat runs
+// them alone on the kube-apiserver of each minor of the support matrix.
+var _ = Describe("API validation by the API server", Label("api-validation"), func() {
 	var ns string
 	BeforeEach(func() {
 		var err error
@@ -454,7 +456,7 @@ var _ = Describe("API validation by the API server", func() {
 	)
 })
 
-var _ = Describe("The CRD", func() {
+var _ = Describe("The CRD", Label("api-validation"), func() {
 	It("is accepted by the API server, every validation rule within the CEL cost limit", func() {
 		raw, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "config", "crd", "bases", "policy.tdb.dev_topologydisruptionbudgets.yaml"))
 		Expect(err).NotTo(HaveOccurred())
