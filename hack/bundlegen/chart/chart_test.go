@@ -18,10 +18,12 @@ package chart
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -425,6 +427,27 @@ func checkReferences(t *testing.T, o objects, full, ns string) {
 		if ann[injectCAFrom] != ns+"/"+full+"-serving-cert" {
 			t.Errorf("inject-ca-from %v", ann[injectCAFrom])
 		}
+	}
+}
+
+// The chart installs on the oldest Kubernetes minor make test-compat runs
+// the operator on (bundle.MinKubeVersion, the bundle's minKubeVersion too)
+// and refuses the minor before it, which nothing has run on.
+func TestKubeVersionIsTheOldestTestedMinor(t *testing.T) {
+	major, minor, ok := strings.Cut(strings.TrimSuffix(bundle.MinKubeVersion, ".0"), ".")
+	n, err := strconv.Atoi(minor)
+	if !ok || major != "1" || err != nil {
+		t.Fatalf("bundle.MinKubeVersion %q is not 1.<minor>.0", bundle.MinKubeVersion)
+	}
+	for _, v := range []string{"v" + bundle.MinKubeVersion, fmt.Sprintf("v1.%d.13", n)} {
+		if out, err := run(t, tool(t, "HELM"), "template", "tdb", chartDir(), "--kube-version", v); err != nil {
+			t.Errorf("helm template --kube-version %s: %v\n%s", v, err, out)
+		}
+	}
+	older := fmt.Sprintf("v1.%d.99", n-1)
+	out, err := run(t, tool(t, "HELM"), "template", "tdb", chartDir(), "--kube-version", older)
+	if err == nil || !strings.Contains(string(out), "kubeVersion") {
+		t.Errorf("helm template --kube-version %s: want the chart's kubeVersion to refuse it, got %v\n%s", older, err, out)
 	}
 }
 

@@ -176,7 +176,7 @@ description: Disruption budgets per failure domain (TopologyDisruptionBudget) wi
 type: application
 version: VERSION
 appVersion: "vVERSION"
-kubeVersion: ">= 1.29.0-0"
+kubeVersion: ">= `+bundle.MinKubeVersion+`-0"
 keywords:
 - disruption
 - poddisruptionbudget
