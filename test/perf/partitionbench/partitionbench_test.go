@@ -93,6 +93,7 @@ var (
 	retry        = flag.Duration("retry", 5*time.Second, "Wait before retrying a refused eviction (kubectl drain's is 5 s).")
 	drainTimeout = flag.Duration("drain-timeout", 20*time.Minute, "Timeout of every drain.")
 	only         = flag.String("cases", "abcd", "Cases to run, in order (subset of abcd).")
+	rounds       = flag.Int("rounds", 1, "Run cases a, b and d this many times, interleaved, and compare their median wall times (case c, minutes long, runs once).")
 	clusterName  = flag.String("cluster", "tdb-partitions", "Name of the local cluster.")
 	keep         = flag.Bool("keep", false, "Keep the cluster at the end instead of tearing it down.")
 	verbose      = flag.Bool("v", false, "Print each case's timeline (down, zones degraded, worst partition).")
@@ -101,8 +102,11 @@ var (
 // benchCase is one budget over the layout.
 type benchCase struct {
 	id, title string
-	tdb       *policyv1alpha1.TopologyDisruptionBudgetSpec
-	pdb       bool
+	// run names one run of the case: its id, then a2, a3... in later
+	// rounds (-rounds); its nodes and namespace are its own.
+	run string
+	tdb *policyv1alpha1.TopologyDisruptionBudgetSpec
+	pdb bool
 	// allowed is the budget's disruptionsAllowed with every replica
 	// healthy.
 	allowed int32
@@ -173,24 +177,31 @@ func run(ctx context.Context) error {
 	e := &env{cluster: b.Cluster, k8s: b.Client, cs: cs, logDir: b.LogDir}
 
 	var results []*result
-	for _, bc := range cases(layout("")) {
-		if !strings.Contains(*only, bc.id) {
-			continue
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		fmt.Printf("\n>> case %s: %s\n", bc.id, bc.title)
-		r := e.runCase(ctx, bc)
-		results = append(results, r)
-		if r.err != nil {
-			fmt.Printf("   case %s did not complete: %v\n", bc.id, r.err)
-			continue
-		}
-		fmt.Printf("   done in %s: %d evictions, %d refusals (429) retried; watcher: %s\n",
-			r.wall.Round(10*time.Millisecond), r.drain.evicted, r.drain.refusals, r.rep)
-		if *verbose {
-			fmt.Print(kwokenv.Indent(r.rep.Timeline, "     "))
+	for round := 1; round <= max(*rounds, 1); round++ {
+		for _, bc := range cases(layout("")) {
+			if !strings.Contains(*only, bc.id) || (round > 1 && bc.id == "c") {
+				continue
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// Each round runs on its own nodes and namespace.
+			bc.run = bc.id
+			if round > 1 {
+				bc.run = fmt.Sprintf("%s%d", bc.id, round)
+			}
+			fmt.Printf("\n>> case %s: %s\n", bc.run, bc.title)
+			r := e.runCase(ctx, bc)
+			results = append(results, r)
+			if r.err != nil {
+				fmt.Printf("   case %s did not complete: %v\n", bc.run, r.err)
+				continue
+			}
+			fmt.Printf("   done in %s: %d evictions, %d refusals (429) retried; watcher: %s\n",
+				r.wall.Round(10*time.Millisecond), r.drain.evicted, r.drain.refusals, r.rep)
+			if *verbose {
+				fmt.Print(kwokenv.Indent(r.rep.Timeline, "     "))
+			}
 		}
 	}
 	failed := report(results)
@@ -211,8 +222,8 @@ func layout(ns string) kwokenv.PartitionLayout {
 // drains them all at once while fresh nodes arrive, and measures.
 func (e *env) runCase(ctx context.Context, bc benchCase) *result {
 	r := &result{c: bc, drain: &drainOutcome{}}
-	l := layout("parts-" + bc.id)
-	old, err := e.addNodes(ctx, bc.id)
+	l := layout("parts-" + bc.run)
+	old, err := e.addNodes(ctx, bc.run)
 	if err == nil {
 		err = e.deploy(ctx, l, bc)
 	}
@@ -234,7 +245,7 @@ func (e *env) runCase(ctx context.Context, bc benchCase) *result {
 	start := time.Now()
 	var wg sync.WaitGroup
 	var freshErr error
-	wg.Go(func() { _, freshErr = e.addNodes(ctx, bc.id) })
+	wg.Go(func() { _, freshErr = e.addNodes(ctx, bc.run) })
 	r.drain = drainAll(ctx, e.cs, old, *drainTimeout, *retry, start)
 	wg.Wait()
 	if err := errors.Join(freshErr, w.WaitAllUp(ctx, 5*time.Minute)); err != nil {
@@ -242,7 +253,7 @@ func (e *env) runCase(ctx context.Context, bc benchCase) *result {
 	}
 	r.wall = time.Since(start)
 	r.rep = w.Stop()
-	dir := filepath.Join(e.logDir, "case-"+bc.id)
+	dir := filepath.Join(e.logDir, "case-"+bc.run)
 	if err := os.MkdirAll(dir, 0o755); err == nil {
 		_ = os.WriteFile(filepath.Join(dir, "timeline.txt"), []byte(r.rep.Timeline), 0o644)
 		_ = os.WriteFile(filepath.Join(dir, "drains.log"), []byte(r.drain.log.String()), 0o644)
@@ -364,26 +375,34 @@ func report(results []*result) bool {
 	fmt.Printf("\n== results (3 zones x %d partitions, every node drained at once, retry %s, pods Ready %s after binding)\n", *partitions, *retry, *readyDelay)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(tw, "CASE\tBUDGET\tWALL\tMAX DOWN OF A PARTITION\tMAX ZONES DEGRADED\tMAX DOWN\tVIOLATIONS\tBOUND\tEVICTIONS\tREFUSALS(429)")
-	byID := map[string]*result{}
+	walls := map[string][]float64{}
 	failed := false
 	for _, r := range results {
-		byID[r.c.id] = r
 		failed = failed || r.failed()
 		if r.err != nil {
-			_, _ = fmt.Fprintf(tw, "%s\t%s\terror: %v\n", r.c.id, r.c.title, r.err)
+			_, _ = fmt.Fprintf(tw, "%s\t%s\terror: %v\n", r.c.run, r.c.title, r.err)
 			continue
 		}
-		_, _ = fmt.Fprintf(tw, "%s\t%s\t%.1fs\t%d\t%d\t%d\t%d\t%s\t%d\t%d\n", r.c.id, r.c.title, r.wall.Seconds(),
+		walls[r.c.id] = append(walls[r.c.id], r.wall.Seconds())
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%.1fs\t%d\t%d\t%d\t%d\t%s\t%d\t%d\n", r.c.run, r.c.title, r.wall.Seconds(),
 			r.rep.MaxPartitionDown, r.rep.MaxZonesDegraded, r.rep.MaxDown, r.rep.Violations, r.c.bound, r.drain.evicted, r.drain.refusals)
 	}
 	_ = tw.Flush()
 	fmt.Println()
+	for _, id := range []string{"a", "b", "d"} {
+		if w := walls[id]; len(w) > 1 {
+			sort.Float64s(w)
+			fmt.Printf("case %s: median %.1fs of %d rounds %.1f\n", id, w[len(w)/2], len(w), w)
+		}
+	}
+	// wall is a case's median wall time over its rounds.
 	wall := func(id string) (float64, bool) {
-		r := byID[id]
-		if r == nil || r.err != nil {
+		w := walls[id]
+		if len(w) == 0 {
 			return 0, false
 		}
-		return r.wall.Seconds(), true
+		sort.Float64s(w)
+		return w[len(w)/2], true
 	}
 	a, okA := wall("a")
 	if bw, ok := wall("b"); okA && ok {
