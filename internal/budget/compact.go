@@ -110,25 +110,35 @@ func CompactStatus(st *policyv1alpha1.TopologyDisruptionBudgetStatus) {
 // ExpandStatus gives back every row of a stored status: the groups of
 // st.HealthyDomains become rows again, merged into st.Domains by name. A
 // status without groups is left as it is. An unreadable group (a malformed
-// range, a count that disagrees) is an error, and st is left as it is.
+// range, a count that disagrees, more than MaxExpandedDomains domains in
+// all) is an error, and st is left as it is.
 func ExpandStatus(st *policyv1alpha1.TopologyDisruptionBudgetStatus) error {
 	if len(st.HealthyDomains) == 0 {
 		return nil
 	}
-	rows := append([]policyv1alpha1.DomainStatus(nil), st.Domains...)
-	listed := make(map[string]bool, len(st.Domains))
+	// Count before unfolding anything: a hand-written status must not make
+	// a reader allocate without end.
+	total := len(st.Domains)
+	for i, g := range st.HealthyDomains {
+		n, err := countOf(g)
+		if err != nil {
+			return fmt.Errorf("status.healthyDomains[%d]: %w", i, err)
+		}
+		if int64(n) != int64(g.Count) {
+			return fmt.Errorf("status.healthyDomains[%d]: count is %d, but it names %d domains", i, g.Count, n)
+		}
+		if total += n; total > MaxExpandedDomains {
+			return fmt.Errorf("status.healthyDomains: more than %d domains in all", MaxExpandedDomains)
+		}
+	}
+	rows := make([]policyv1alpha1.DomainStatus, 0, total)
+	rows = append(rows, st.Domains...)
+	listed := make(map[string]bool, total)
 	for _, r := range st.Domains {
 		listed[r.Name] = true
 	}
 	for i, g := range st.HealthyDomains {
-		names, err := namesOf(g)
-		if err != nil {
-			return fmt.Errorf("status.healthyDomains[%d]: %w", i, err)
-		}
-		if int32(len(names)) != g.Count {
-			return fmt.Errorf("status.healthyDomains[%d]: count is %d, but it names %d domains", i, g.Count, len(names))
-		}
-		for _, n := range names {
+		for _, n := range namesOf(g) {
 			if listed[n] {
 				return fmt.Errorf("status.healthyDomains[%d]: domain %q is listed twice", i, n)
 			}
@@ -149,9 +159,12 @@ func integerName(n string) (int, bool) {
 	if len(n) == 0 || len(n) > 9 || (len(n) > 1 && n[0] == '0') {
 		return 0, false
 	}
-	v, err := strconv.Atoi(n)
-	if err != nil || v < 0 {
-		return 0, false
+	v := 0
+	for i := 0; i < len(n); i++ {
+		if n[i] < '0' || n[i] > '9' {
+			return 0, false
+		}
+		v = v*10 + int(n[i]-'0')
 	}
 	return v, true
 }
@@ -184,30 +197,49 @@ func rangesOf(names []string) (ranges, others []string) {
 	return ranges, others
 }
 
-// maxGroupDomains bounds how many names one group may unfold to, so that a
-// hand-written range ("0-999999999") cannot make a reader allocate without
-// end.
-const maxGroupDomains = 100000
+// MaxExpandedDomains bounds the domains a stored status may unfold to, so
+// that a hand-written range ("0-999999999") cannot make a reader allocate
+// without end.
+const MaxExpandedDomains = 100000
 
-// namesOf lists the domains of g: its ranges unfolded, then its names.
-func namesOf(g policyv1alpha1.DomainGroup) ([]string, error) {
-	out := make([]string, 0, len(g.Names))
+// parseRange reads a range of g.Ranges: "first-last" or "n".
+func parseRange(r string) (lo, hi int, err error) {
+	first, last, ok := strings.Cut(r, "-")
+	if !ok {
+		last = first
+	}
+	lo, okLo := integerName(first)
+	hi, okHi := integerName(last)
+	if !okLo || !okHi || hi < lo {
+		return 0, 0, fmt.Errorf("range %q is not \"first-last\" with integers first <= last", r)
+	}
+	return lo, hi, nil
+}
+
+// countOf is how many domains g names, without unfolding its ranges.
+func countOf(g policyv1alpha1.DomainGroup) (int, error) {
+	n := len(g.Names)
 	for _, r := range g.Ranges {
-		first, last, ok := strings.Cut(r, "-")
-		if !ok {
-			last = first
+		lo, hi, err := parseRange(r)
+		if err != nil {
+			return 0, err
 		}
-		lo, okLo := integerName(first)
-		hi, okHi := integerName(last)
-		if !okLo || !okHi || hi < lo {
-			return nil, fmt.Errorf("range %q is not \"first-last\" with integers first <= last", r)
+		if n += hi - lo + 1; n > MaxExpandedDomains {
+			return 0, fmt.Errorf("more than %d domains in one group", MaxExpandedDomains)
 		}
-		if len(out)+hi-lo+1 > maxGroupDomains {
-			return nil, fmt.Errorf("range %q: more than %d domains in one group", r, maxGroupDomains)
-		}
+	}
+	return n, nil
+}
+
+// namesOf lists the domains of g, whose ranges countOf read: its ranges
+// unfolded, then its names.
+func namesOf(g policyv1alpha1.DomainGroup) []string {
+	out := make([]string, 0, int(g.Count))
+	for _, r := range g.Ranges {
+		lo, hi, _ := parseRange(r)
 		for v := lo; v <= hi; v++ {
 			out = append(out, strconv.Itoa(v))
 		}
 	}
-	return append(out, g.Names...), nil
+	return append(out, g.Names...)
 }

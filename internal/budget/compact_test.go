@@ -148,6 +148,7 @@ func TestExpandStatusRefusesWhatItCannotRead(t *testing.T) {
 		{"count disagrees", policyv1alpha1.DomainGroup{Count: 3, Ranges: []string{"0-3"}}, "count is 3, but it names 4 domains"},
 		{"listed twice", policyv1alpha1.DomainGroup{Count: 2, Ranges: []string{"1"}, Names: []string{"1"}}, `domain "1" is listed twice`},
 		{"too many to unfold", policyv1alpha1.DomainGroup{Count: 1, Ranges: []string{"0-999999999"}}, "more than 100000 domains"},
+		{"signed", policyv1alpha1.DomainGroup{Count: 2, Ranges: []string{"+1-+2"}}, `range "+1-+2"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := policyv1alpha1.TopologyDisruptionBudgetStatus{
@@ -253,5 +254,41 @@ func TestCompactStatusReplacesOldGroups(t *testing.T) {
 	CompactStatus(&few)
 	if few.HealthyDomains != nil || len(few.Domains) != 3 {
 		t.Errorf("compacted 3 rows: domains %+v, groups %+v; want the 3 rows and no group", few.Domains, few.HealthyDomains)
+	}
+}
+
+// Groups of at most 100,000 domains each still cannot add up to more than
+// 100,000 in all: a hand-written status of a few kilobytes must not make
+// every replica allocate millions of rows.
+func TestExpandStatusBoundsTheTotal(t *testing.T) {
+	st := policyv1alpha1.TopologyDisruptionBudgetStatus{}
+	for i := 0; i < 20; i++ {
+		st.HealthyDomains = append(st.HealthyDomains, policyv1alpha1.DomainGroup{Count: 60000,
+			Ranges: []string{fmt.Sprintf("%d-%d", i*60000, i*60000+59999)}})
+	}
+	err := ExpandStatus(&st)
+	if err == nil || !strings.Contains(err.Error(), "more than 100000 domains in all") {
+		t.Fatalf("ExpandStatus error %v, want the total refused", err)
+	}
+	if len(st.Domains) != 0 || len(st.HealthyDomains) != 20 {
+		t.Errorf("a status that cannot be expanded was changed")
+	}
+}
+
+// Names an integer could be mistaken for keep their spelling.
+func TestCompactStatusKeepsSignedAndPaddedNames(t *testing.T) {
+	rows := partitionRows(22, nil)
+	for _, n := range []string{"+5", "-0", "007", "1e3", "12345678901"} {
+		rows = append(rows, policyv1alpha1.DomainStatus{Name: n, ExpectedPods: 3, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
+	full := policyv1alpha1.TopologyDisruptionBudgetStatus{Domains: rows}
+	st := *full.DeepCopy()
+	CompactStatus(&st)
+	if g := st.HealthyDomains; len(g) != 1 || strings.Join(g[0].Ranges, ",") != "0-21" || strings.Join(g[0].Names, ",") != "+5,-0,007,12345678901,1e3" {
+		t.Errorf("groups %+v; want ranges 0-21 and the other names by name", g)
+	}
+	if err := ExpandStatus(&st); err != nil || !equality.Semantic.DeepEqual(st, full) {
+		t.Errorf("round trip: %v, %+v", err, st.Domains)
 	}
 }

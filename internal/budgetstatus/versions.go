@@ -85,10 +85,11 @@ func (v *Versions) clock() time.Time {
 // Wrote records obj, the answer to a write this process made on the
 // version base: the newest version, as far as this process knows (the API
 // server applied the write on base; every version this process saw before
-// is older, or the next conflict says otherwise). obj must not be modified
-// afterwards.
-func (v *Versions) Wrote(obj *policyv1alpha1.TopologyDisruptionBudget, base string) {
-	v.record(obj, true, base)
+// is older, or the next conflict says otherwise), as are the versions
+// named in older (a version the same write went through). obj must not be
+// modified afterwards.
+func (v *Versions) Wrote(obj *policyv1alpha1.TopologyDisruptionBudget, base string, older ...string) {
+	v.record(obj, true, append([]string{base}, older...)...)
 }
 
 // Saw records obj, a version a live read returned, and the resourceVersions
@@ -102,15 +103,17 @@ func (v *Versions) Wrote(obj *policyv1alpha1.TopologyDisruptionBudget, base stri
 // (budget.ExpandStatus), as every version known has every row, and records
 // nothing of a status it cannot expand. obj must not be modified
 // afterwards.
+// It expands obj even when v is nil (no sharing), so that its caller works
+// on every row.
 func (v *Versions) Saw(obj *policyv1alpha1.TopologyDisruptionBudget, olderThanObj ...string) {
+	if obj == nil || budget.ExpandStatus(&obj.Status) != nil {
+		return
+	}
 	v.record(obj, false, olderThanObj...)
 }
 
 func (v *Versions) record(obj *policyv1alpha1.TopologyDisruptionBudget, wrote bool, olderThanObj ...string) {
 	if v == nil || obj == nil || obj.ResourceVersion == "" {
-		return
-	}
-	if err := budget.ExpandStatus(&obj.Status); err != nil {
 		return
 	}
 	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Name}

@@ -20,12 +20,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/budget"
@@ -73,22 +75,52 @@ func (w *Writer) Newest(cached *policyv1alpha1.TopologyDisruptionBudget) *policy
 	return w.Versions.Newest(cached)
 }
 
+// storedFull is set once the API server was seen to drop
+// status.healthyDomains (a CustomResourceDefinition older than the field:
+// Helm installs CRDs but never upgrades them): from then on this process
+// stores every row, as before the field existed.
+var storedFull atomic.Bool
+
 // Put writes next's status once, conditional on next's resourceVersion, and
-// records the result. The status is sent compact (budget.CompactStatus);
-// next keeps every row. On success next holds the written version; it must
-// not be modified afterwards, as it is the newest version known.
+// records the result. The status is sent compact (budget.CompactStatus).
+// On success next holds the written version as the API server answered it,
+// expanded to every row; it must not be modified afterwards, as it is the
+// newest version known.
+//
+// An API server whose CRD lacks status.healthyDomains drops the groups
+// and answers with the listed rows only: Put then writes every row at once,
+// on the version just written, and stores every row from then on.
 func (w *Writer) Put(ctx context.Context, next *policyv1alpha1.TopologyDisruptionBudget) error {
 	base := next.ResourceVersion
 	sent := next.DeepCopy()
-	budget.CompactStatus(&sent.Status)
+	if !storedFull.Load() {
+		budget.CompactStatus(&sent.Status)
+	}
+	grouped := len(sent.Status.HealthyDomains) > 0
+	var via []string
 	err := w.Client.Status().Update(ctx, sent)
+	if err == nil && grouped && len(sent.Status.HealthyDomains) == 0 {
+		storedFull.Store(true)
+		log.FromContext(ctx).Error(nil, "the API server dropped status.healthyDomains: the TopologyDisruptionBudget CRD is older than this operator; "+
+			"storing every domain's row instead (apply the CRD of this release to store the status compact)",
+			"budget", client.ObjectKeyFromObject(next).String())
+		operatormetrics.StatusWrites.WithLabelValues(w.Name, resultWritten).Inc()
+		via = append(via, sent.ResourceVersion)
+		full := next.DeepCopy()
+		full.ResourceVersion = sent.ResourceVersion
+		full.Status.HealthyDomains = nil
+		sent = full
+		err = w.Client.Status().Update(ctx, sent)
+	}
 	switch {
 	case err == nil:
-		// The server's answer holds the compact status: next keeps the
-		// rows it was given and takes the written version's metadata.
-		sent.ObjectMeta.DeepCopyInto(&next.ObjectMeta)
+		if xerr := budget.ExpandStatus(&sent.Status); xerr != nil {
+			// The answer is what was sent, which always expands.
+			return fmt.Errorf("reading the status written to %s: %w", client.ObjectKeyFromObject(next), xerr)
+		}
+		*next = *sent
 		operatormetrics.StatusWrites.WithLabelValues(w.Name, resultWritten).Inc()
-		w.Versions.Wrote(next, base)
+		w.Versions.Wrote(next, base, via...)
 	case apierrors.IsConflict(err):
 		operatormetrics.StatusWrites.WithLabelValues(w.Name, resultConflict).Inc()
 	default:

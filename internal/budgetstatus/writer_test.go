@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	policyv1alpha1 "github.com/tdb-operator/tdb-operator/api/v1alpha1"
 	"github.com/tdb-operator/tdb-operator/internal/operatormetrics"
@@ -285,4 +286,47 @@ func TestWriterStoresCompactAndWorksOnEveryRow(t *testing.T) {
 	if len(stored.Domains) != 1 || stored.Domains[0].Name != "8" {
 		t.Errorf("stored status lists %+v, want partition 8 only", stored.Domains)
 	}
+}
+
+// An API server whose CRD predates status.healthyDomains prunes it (Helm
+// never upgrades CRDs): the writer notices at its first compact write,
+// stores every row at once, and from then on stores every row.
+func TestWriterStoresEveryRowUnderAnOldCRD(t *testing.T) {
+	t.Cleanup(func() { storedFull.Store(false) })
+	ctx := context.Background()
+	prune := interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+		if tdb, ok := obj.(*policyv1alpha1.TopologyDisruptionBudget); ok {
+			tdb.Status.HealthyDomains = nil
+		}
+		return c.SubResource(sub).Update(ctx, obj, opts...)
+	}}
+	c := interceptor.NewClient(server(t), prune)
+	rows := partitionRows40()
+	w := &Writer{Name: "test-old-crd", Client: c, Live: c, Versions: &Versions{}}
+	for i := 0; i < 2; i++ {
+		written, err := w.Update(ctx, get(t, c), func(base *policyv1alpha1.TopologyDisruptionBudget) (*policyv1alpha1.TopologyDisruptionBudget, error) {
+			base.Status.Domains = rows
+			base.Status.ExpectedPods = int32(100 + i)
+			return base, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := get(t, c)
+		if len(stored.Status.Domains) != 40 || stored.Status.ExpectedPods != int32(100+i) {
+			t.Fatalf("write %d: stored %d rows (expectedPods %d), want all 40", i, len(stored.Status.Domains), stored.Status.ExpectedPods)
+		}
+		if written.ResourceVersion != stored.ResourceVersion || len(written.Status.Domains) != 40 {
+			t.Errorf("write %d: returned version %s with %d rows, stored %s", i, written.ResourceVersion, len(written.Status.Domains), stored.ResourceVersion)
+		}
+	}
+}
+
+func partitionRows40() []policyv1alpha1.DomainStatus {
+	var out []policyv1alpha1.DomainStatus
+	for i := 0; i < 40; i++ {
+		out = append(out, policyv1alpha1.DomainStatus{Name: fmt.Sprint(i), ExpectedPods: 3, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
