@@ -102,7 +102,7 @@ func run(name string, teardown bool) error {
 // the demo's workload and budget. The cluster is returned even on error
 // once it is up, so that the caller can tear it down.
 func bringUp(name string) (*kwokenv.Cluster, *kwokenv.Operator, client.Client, error) {
-	fmt.Println(">> bringing up a fresh local cluster: 3 zones x 4 kwok nodes, real kube-apiserver, controller-manager and scheduler v1.36.3")
+	fmt.Println(">> bringing up a fresh local cluster: 3 zones x 4 kwok nodes, real kube-apiserver, controller-manager and scheduler " + kwokenv.KubeVersion())
 	// A previous run leaves its cluster drained: start from a clean one.
 	if err := (&kwokenv.Cluster{Name: name}).DownIfExists(); err != nil {
 		return nil, nil, nil, err

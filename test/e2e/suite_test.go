@@ -18,7 +18,7 @@ limitations under the License.
 
 // Package e2e_test is tdb-operator's end-to-end suite: a local kwok cluster
 // (hack/cluster) with the real kube-apiserver, kube-controller-manager and
-// kube-scheduler v1.36.3, the operator's manager running as a local process
+// kube-scheduler v1.37.2, the operator's manager running as a local process
 // behind a URL-registered eviction webhook, and real `kubectl drain`
 // processes. Every spec works in a namespace of its own on nodes of its own
 // (added with a per-spec name prefix and pinned with a node label), measures

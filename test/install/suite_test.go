@@ -18,7 +18,7 @@ limitations under the License.
 
 // Package install_test installs tdb-operator the way users do, on a fresh
 // local kwok cluster (hack/cluster: the real kube-apiserver, controller-manager
-// and scheduler v1.36.3): config/default and its overlays built by the pinned
+// and scheduler v1.37.2): config/default and its overlays built by the pinned
 // kustomize are checked object by object by the API server in a server-side
 // dry run, then `make deploy` applies config/default for real and
 // `make undeploy` removes it.

@@ -51,7 +51,7 @@ func StartBench(name, logPrefix, describe string, settings []string, o OperatorO
 	if err != nil {
 		return nil, err
 	}
-	fmt.Printf(">> fresh local cluster %s (real kube-apiserver, controller-manager, scheduler v1.36.3; %s)\n", name, describe)
+	fmt.Printf(">> fresh local cluster %s (real kube-apiserver, controller-manager, scheduler %s; %s)\n", name, KubeVersion(), describe)
 	if err := (&Cluster{Name: name}).DownIfExists(); err != nil {
 		return nil, err
 	}

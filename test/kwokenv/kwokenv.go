@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -43,8 +44,23 @@ func Root() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// BinDir is where hack/build-k8s-binaries.sh puts the binaries.
-func BinDir() string { return filepath.Join(Root(), "bin", "k8s", "v1.36.3") }
+// BinDir is where hack/build-k8s-binaries.sh puts the binaries of the
+// Kubernetes version hack/tools/kube pins.
+func BinDir() string { return filepath.Join(Root(), "bin", "k8s", KubeVersion()) }
+
+// kubeRequirement is k8s.io/kubernetes's line in hack/tools/kube/go.mod.
+var kubeRequirement = regexp.MustCompile(`(?m)^\s*(?:require\s+)?k8s\.io/kubernetes\s+(v1\.\d+\.\d+)\s*$`)
+
+// KubeVersion is the Kubernetes version the local clusters run: the
+// k8s.io/kubernetes version hack/tools/kube pins (v1.37.2, say), "unknown"
+// when its go.mod cannot be read.
+func KubeVersion() string {
+	mod, err := os.ReadFile(filepath.Join(Root(), "hack", "tools", "kube", "go.mod"))
+	if m := kubeRequirement.FindSubmatch(mod); err == nil && m != nil {
+		return string(m[1])
+	}
+	return "unknown"
+}
 
 // Cluster is a running local cluster.
 type Cluster struct {

@@ -37,9 +37,9 @@ import (
 // webhook, and Prometheus's own up. Every entry must be used.
 var foreignMetrics = map[string]string{
 	"up": "Prometheus, per scraped target",
-	"apiserver_admission_webhook_rejection_count": "kube-apiserver (k8s.io/apiserver/pkg/admission/metrics), v1.36",
-	"apiserver_admission_webhook_fail_open_count": "kube-apiserver (k8s.io/apiserver/pkg/admission/metrics), v1.36",
-	"apiserver_admission_webhook_request_total":   "kube-apiserver (k8s.io/apiserver/pkg/admission/metrics), v1.36",
+	"apiserver_admission_webhook_rejection_count": "kube-apiserver (k8s.io/apiserver/pkg/admission/metrics), v1.37",
+	"apiserver_admission_webhook_fail_open_count": "kube-apiserver (k8s.io/apiserver/pkg/admission/metrics), v1.37",
+	"apiserver_admission_webhook_request_total":   "kube-apiserver (k8s.io/apiserver/pkg/admission/metrics), v1.37",
 }
 
 var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)

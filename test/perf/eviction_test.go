@@ -112,7 +112,7 @@ var evZones = []string{"zone-a", "zone-b", "zone-c"}
 // Latencies are printed with a PASS/MISS marker against their targets, never
 // asserted: the machine is shared. Run with
 //
-//	KUBEBUILDER_ASSETS=$PWD/bin/k8s/v1.36.3 go test -tags perf,integration \
+//	KUBEBUILDER_ASSETS=$PWD/bin/k8s/v1.37.2 go test -tags perf,integration \
 //		-count=1 -timeout 20m -v ./test/perf/ -run TestEvictionLatency
 func TestEvictionLatency(t *testing.T) {
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr)))

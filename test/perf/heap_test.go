@@ -21,7 +21,7 @@ limitations under the License.
 // load them with a realistic cluster and report what the operator's manager
 // costs. The framework is built with the integration tag, so run with both:
 //
-//	KUBEBUILDER_ASSETS=$PWD/bin/k8s/v1.36.3 go test -tags perf,integration \
+//	KUBEBUILDER_ASSETS=$PWD/bin/k8s/v1.37.2 go test -tags perf,integration \
 //		-count=1 -timeout 20m -v ./test/perf/ -run TestManagerHeapAt10kPods
 //
 // Set HEAP_PROFILE_DIR to also write a heap profile of each measurement.
@@ -520,7 +520,7 @@ func createNode(ctx context.Context, c client.Client, i int) error {
 		NodeInfo: corev1.NodeSystemInfo{
 			MachineID: fmt.Sprintf("%032x", i), SystemUUID: fmt.Sprintf("ec2%029x", i), BootID: fmt.Sprintf("%032x", i+1<<20),
 			KernelVersion: "6.1.112-124.190.amzn2023.x86_64", OSImage: "Amazon Linux 2023.6.20241010",
-			ContainerRuntimeVersion: "containerd://1.7.22", KubeletVersion: "v1.36.3",
+			ContainerRuntimeVersion: "containerd://1.7.22", KubeletVersion: "v1.37.2",
 			OperatingSystem: "linux", Architecture: "amd64",
 		},
 		Images: images,

@@ -225,7 +225,7 @@ func run(ctx context.Context, cfg config) ([]string, error) {
 		}
 	}
 
-	fmt.Printf(">> local cluster %s: %d nodes in %d zones (real kube-apiserver, controller-manager, scheduler v1.36.3; POD_READY_DELAY=0)\n", clusterName, cfg.Nodes, perfenv.ScaleZones)
+	fmt.Printf(">> local cluster %s: %d nodes in %d zones (real kube-apiserver, controller-manager, scheduler %s; POD_READY_DELAY=0)\n", clusterName, cfg.Nodes, perfenv.ScaleZones, kwokenv.KubeVersion())
 	t0 := time.Now()
 	c, err := perfenv.UpScale(ctx, clusterName, cfg.Nodes, cfg.reuse)
 	if err != nil {

@@ -36,17 +36,17 @@ func TestParsePDBStatusWriters(t *testing.T) {
 			`"responseStatus":{"code":` + strconv.Itoa(code) + `},"stageTimestamp":"2026-11-28T10:00:` + at + `Z"}`
 	}
 	const (
-		kcm      = "kube-controller-manager/v1.36.3 (linux/amd64) kubernetes/abc/disruption-controller"
-		loopback = "kube-apiserver/v1.36.3 (linux/amd64) kubernetes/abc"
+		kcm      = "kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/abc/disruption-controller"
+		loopback = "kube-apiserver/v1.37.2 (linux/amd64) kubernetes/abc"
 	)
 	log := strings.Join([]string{
 		event("01.000000", "update", "system:apiserver", loopback, "poddisruptionbudgets", "status", 200),
 		event("01.500000", "update", "system:apiserver", loopback, "poddisruptionbudgets", "status", 409),
 		event("02.000000", "update", "system:kube-controller-manager", kcm, "poddisruptionbudgets", "status", 200),
-		event("02.100000", "update", "system:serviceaccount:kube-system:disruption-controller", "kube-controller-manager/v1.36.3", "poddisruptionbudgets", "status", 200),
-		event("02.200000", "patch", "admin", "kubectl/v1.36.3", "poddisruptionbudgets", "status", 200),
+		event("02.100000", "update", "system:serviceaccount:kube-system:disruption-controller", "kube-controller-manager/v1.37.2", "poddisruptionbudgets", "status", 200),
+		event("02.200000", "patch", "admin", "kubectl/v1.37.2", "poddisruptionbudgets", "status", 200),
 		// Not status writes: a spec update, a read.
-		event("02.300000", "update", "admin", "kubectl/v1.36.3", "poddisruptionbudgets", "", 200),
+		event("02.300000", "update", "admin", "kubectl/v1.37.2", "poddisruptionbudgets", "", 200),
 		event("02.400000", "get", "system:apiserver", loopback, "poddisruptionbudgets", "status", 200),
 		// Outside the window: at its start (excluded), after its end.
 		event("00.000000", "update", "system:apiserver", loopback, "poddisruptionbudgets", "status", 200),

@@ -341,7 +341,7 @@ func run(ctx context.Context, cfg config) ([]string, error) {
 		return nil, fmt.Errorf("PROFILE_DIR: %w", err)
 	}
 	start := time.Now()
-	fmt.Printf(">> local cluster %s: %d nodes in %d zones (real kube-apiserver, controller-manager, scheduler v1.36.3; POD_READY_DELAY=0)\n", clusterName, cfg.Nodes, perfenv.ScaleZones)
+	fmt.Printf(">> local cluster %s: %d nodes in %d zones (real kube-apiserver, controller-manager, scheduler %s; POD_READY_DELAY=0)\n", clusterName, cfg.Nodes, perfenv.ScaleZones, kwokenv.KubeVersion())
 	// Pods being deleted are removed by UID, as a kubelet does: kwok's
 	// Stage deletes by name, and under this load its late deletes removed
 	// StatefulSet replacements (hack/cluster/stages/pod-remove.yaml).
