@@ -570,10 +570,21 @@ func (r *BudgetReconciler) failClosed(ctx context.Context, tdb *policyv1alpha1.T
 	return err
 }
 
+// availableSlack is how long after a pod becomes available under
+// minReadySeconds its pass runs: the time is exact (the Ready condition's
+// lastTransitionTime plus the delay), so only the timer's own lateness
+// matters; each wait of a drain under minReadySeconds costs this much more.
+const availableSlack = 50 * time.Millisecond
+
 func (r *BudgetReconciler) requeue(res budget.Result, custom, unread bool, now time.Time) ctrl.Result {
 	var after time.Duration
 	if res.RecheckAt != nil {
 		after = res.RecheckAt.Sub(now) + time.Second
+	}
+	if res.AvailableAt != nil {
+		if a := max(res.AvailableAt.Sub(now)+availableSlack, availableSlack); after == 0 || a < after {
+			after = a
+		}
 	}
 	if custom && (after == 0 || after > customScaleResync) {
 		after = customScaleResync

@@ -179,6 +179,10 @@ type Result struct {
 	// RecheckAt, when set, is the earliest time a record expires: the status
 	// must be computed again then even if nothing else changes.
 	RecheckAt *time.Time
+	// AvailableAt, when set, is when the next pod warming up under
+	// minReadySeconds becomes available: the status must be computed again
+	// then, as no event will say so.
+	AvailableAt *time.Time
 }
 
 // Blocked says why nothing may be disrupted, or "" when the numbers stand.
@@ -255,12 +259,9 @@ func Compute(in Input) Result {
 		res.UnconfirmedGone = records.holdUnconfirmedGone(in.GoneConfirmed)
 		counts.addHeldOfNewerPods(res.UnconfirmedGone, placed.named(res.UnconfirmedGone), parsed.domainSpec)
 	}
-	if next := counts.countHealthy(placed, records.protecting(), parsed.minReady, in.Now); next != nil &&
-		(res.RecheckAt == nil || next.Before(*res.RecheckAt)) {
-		// The next pod to become available under minReadySeconds raises
-		// its domain's healthy count then, with no event to say so.
-		res.RecheckAt = next
-	}
+	// The next pod to become available under minReadySeconds raises its
+	// domain's healthy count then, with no event to say so.
+	res.AvailableAt = counts.countHealthy(placed, records.protecting(), parsed.minReady, in.Now)
 	res.DisruptedPods = records.result()
 	res.allow(spec, counts)
 	return res

@@ -144,8 +144,8 @@ func TestMinReadySeconds(t *testing.T) {
 	if diff := cmp.Diff(withRows(row("0", 3, 3, 2, 1), warming, row("2", 3, 3, 2, 1)), summarize(res)); diff != "" {
 		t.Errorf("4 s after recovering (-want +got):\n%s", diff)
 	}
-	if res.RecheckAt == nil || !res.RecheckAt.Equal(at(6*time.Second)) {
-		t.Errorf("RecheckAt = %v, want %v (when ingester-zone-a-1 has been Ready 10 s)", res.RecheckAt, at(6*time.Second))
+	if res.AvailableAt == nil || !res.AvailableAt.Equal(at(6*time.Second)) {
+		t.Errorf("AvailableAt = %v, want %v (when ingester-zone-a-1 has been Ready 10 s)", res.AvailableAt, at(6*time.Second))
 	}
 	in.Now = at(6 * time.Second)
 	if diff := cmp.Diff(withRows(row("0", 3, 3, 2, 1), row("1", 3, 3, 2, 1), row("2", 3, 3, 2, 1)), summarize(Compute(in))); diff != "" {
